@@ -1,0 +1,161 @@
+#ifndef FLEETPLAN_PLUGINS_TRANSPORT_H_
+#define FLEETPLAN_PLUGINS_TRANSPORT_H_
+
+// The transport extension point: how apply reaches a node. One plugin per
+// folder under plugins/, registered by name (FLEETPLAN_REGISTER_TRANSPORT);
+// a spec's `transport` key picks one through TransportRegistry. Core code
+// includes this header only, never a plugin's.
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/notification.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+// A command to run on a node.
+struct CommandSpec {
+  std::string command;  // run by /bin/sh -c on the node
+  EnvList env;          // added to the node's environment
+  std::string cwd;      // empty: the transport's default
+  // Keeps the command's stdin open until it ends or the run is cancelled;
+  // the launch agent takes end-of-file on stdin as "stop every rank".
+  bool hold_stdin = false;
+};
+
+// Receives the command's output (stdout and stderr) as it arrives, in
+// chunks that need not end at line boundaries. Called from one thread at a
+// time.
+using OutputCallback = std::function<void(absl::string_view chunk)>;
+
+// A file to upload: its path relative to the tree's root, and its mode.
+struct FileToSend {
+  std::string path;
+  uint32_t mode = 0644;
+  uint64_t size = 0;
+};
+
+// An open channel to one node, reused by every step of an apply. A
+// Connection is used by one thread at a time.
+class Connection {
+ public:
+  virtual ~Connection() = default;
+
+  // Runs `command` and returns its exit status (128 + N when killed by
+  // signal N). Once `cancel` (may be null) is notified, the command's stdin
+  // is closed and it is stopped. Errors: Unavailable when the node cannot be
+  // reached or the channel breaks, Internal for anything else.
+  virtual absl::StatusOr<int> Run(const CommandSpec& command,
+                                  const OutputCallback& on_output,
+                                  const absl::Notification* cancel) = 0;
+
+  // Reads a file on the node. NotFound when it does not exist.
+  virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
+
+  // Writes a file on the node atomically (temporary file, then rename),
+  // creating its parent directories.
+  virtual absl::Status WriteFile(const std::string& path,
+                                 absl::string_view content, uint32_t mode) = 0;
+
+  // Copies `files` from `local_root` on this machine to `remote_root` on the
+  // node, creating directories and keeping modes; existing files are
+  // replaced.
+  virtual absl::Status PutFiles(const std::string& local_root,
+                                const std::vector<FileToSend>& files,
+                                const std::string& remote_root) = 0;
+
+  // Removes files (paths relative to `remote_root`); missing ones are fine.
+  virtual absl::Status RemoveFiles(const std::string& remote_root,
+                                   const std::vector<std::string>& paths) = 0;
+};
+
+// Options from apply's command line that a transport may honour.
+struct TransportOptions {
+  int connect_timeout_s = 10;
+  bool accept_new_host_keys = false;
+};
+
+// A transport plugin: validates its slice of the spec and opens
+// connections. One instance per plugin, shared by all threads.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+
+  // Checks what this transport needs of `node` before anything runs.
+  // InvalidArgument with the node named when something is missing.
+  virtual absl::Status ValidateNode(const ClusterSpec& spec,
+                                    const NodeSpec& node) const = 0;
+
+  // Opens a connection to `node`. Unavailable when it cannot be reached,
+  // FailedPrecondition when this machine lacks what the transport needs.
+  virtual absl::StatusOr<std::unique_ptr<Connection>> Connect(
+      const ClusterSpec& spec, const NodeSpec& node,
+      const TransportOptions& options) = 0;
+
+  // Undoes what apply created for `node` (apply --destroy). Default: nothing.
+  virtual absl::Status Destroy(const ClusterSpec& spec, const NodeSpec& node) {
+    return absl::OkStatus();
+  }
+};
+
+// Name → transport. Plugins register at static initialisation; the spec's
+// `transport` key looks them up.
+class TransportRegistry {
+ public:
+  static TransportRegistry& Global();
+
+  // AlreadyExists when `name` is taken.
+  absl::Status Register(const std::string& name,
+                        std::unique_ptr<Transport> transport);
+
+  // NotFound naming the registered transports and the closest one.
+  absl::StatusOr<Transport*> Find(absl::string_view name) const;
+
+  // Registered names, sorted.
+  std::vector<std::string> Names() const;
+
+  // Puts `transport` under `name` until the returned object is destroyed,
+  // then restores what was there. For tests.
+  class ScopedOverride;
+
+ private:
+  std::vector<std::pair<std::string, std::unique_ptr<Transport>>> transports_;
+};
+
+class TransportRegistry::ScopedOverride {
+ public:
+  ScopedOverride(const std::string& name, std::unique_ptr<Transport> transport);
+  ~ScopedOverride();
+  ScopedOverride(const ScopedOverride&) = delete;
+  ScopedOverride& operator=(const ScopedOverride&) = delete;
+
+ private:
+  std::string name_;
+  std::unique_ptr<Transport> previous_;
+};
+
+namespace transport_internal {
+// Registers at static initialisation; aborts on a duplicate name, which is
+// a build mistake.
+struct Registerer {
+  Registerer(const char* name, std::unique_ptr<Transport> transport);
+};
+}  // namespace transport_internal
+
+}  // namespace fleetplan
+
+// Registers `Type` (default-constructible) under `name`. Put it in the
+// plugin's .cc file; the plugin's cc_library needs alwayslink = True.
+#define FLEETPLAN_REGISTER_TRANSPORT(name, Type)                          \
+  static ::fleetplan::transport_internal::Registerer                      \
+      fleetplan_transport_registerer_##Type(name, std::make_unique<Type>())
+
+#endif  // FLEETPLAN_PLUGINS_TRANSPORT_H_

@@ -1,0 +1,23 @@
+#include "tools/plan/plan.h"
+
+namespace fleetplan {
+
+absl::string_view PhaseName(PhaseKind phase) {
+  switch (phase) {
+    case PhaseKind::kBuild:
+      return "build";
+    case PhaseKind::kKeys:
+      return "keys";
+    case PhaseKind::kSync:
+      return "sync";
+    case PhaseKind::kEnvironment:
+      return "environment";
+    case PhaseKind::kPreflight:
+      return "preflight";
+    case PhaseKind::kLaunch:
+      return "launch";
+  }
+  return "unknown";
+}
+
+}  // namespace fleetplan

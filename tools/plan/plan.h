@@ -1,0 +1,71 @@
+#ifndef FLEETPLAN_TOOLS_PLAN_PLAN_H_
+#define FLEETPLAN_TOOLS_PLAN_PLAN_H_
+
+// The execution plan: what apply will do, phase by phase and node by node.
+// Plain data, computed from a ClusterSpec by CompilePlan (compile.h) with no
+// I/O; rendered for people and machines by render.h; run by tools/apply.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+// Phases run in this order, with a barrier between them.
+enum class PhaseKind { kBuild, kKeys, kSync, kEnvironment, kPreflight, kLaunch };
+
+// "build", "keys", "sync", "environment", "preflight", "launch".
+absl::string_view PhaseName(PhaseKind phase);
+
+// The node name of steps that run on the machine that runs apply.
+inline constexpr absl::string_view kControllerNode = "(controller)";
+
+// One thing to do on one node.
+struct Step {
+  PhaseKind phase = PhaseKind::kBuild;
+  std::string node;  // a NodeSpec::name, or kControllerNode
+  // What the executor does, e.g. "bazel-build", "ensure-key",
+  // "authorize-key", "sync-tree", "write-env", "check", "launch-agent".
+  std::string kind;
+  // Everything the step depends on, as shown in the plan and hashed.
+  std::vector<std::pair<std::string, std::string>> inputs;
+  // The shell command run on the node (/bin/sh -c), if the step runs one.
+  std::string command;
+  // The file the step writes on the node (path, content), if it writes one.
+  std::string path;
+  std::string content;
+  // Hex digest of everything above; the node records it once the step is
+  // done, and an unchanged step is skipped on the next apply.
+  std::string hash;
+};
+
+struct Phase {
+  PhaseKind kind = PhaseKind::kBuild;
+  std::vector<Step> steps;  // at most one per node, in node order
+};
+
+// Everything one rank gets in its environment.
+struct RankEnv {
+  int rank = 0;
+  int local_rank = 0;
+  std::string node;     // the node's name
+  std::string address;  // the node's address
+  EnvList env;          // sorted by name
+};
+
+struct Plan {
+  std::string spec_name;
+  std::string spec_path;
+  std::string spec_hash;    // digest of the resolved spec
+  std::string source_hash;  // digest of the synced tree's manifest ("" without [sync])
+  std::vector<Phase> phases;
+  std::vector<RankEnv> ranks;
+  std::string hash;  // digest of all of the above
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PLAN_PLAN_H_
