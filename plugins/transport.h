@@ -36,9 +36,11 @@ struct CommandSpec {
 // time.
 using OutputCallback = std::function<void(absl::string_view chunk)>;
 
-// A file to upload: its path relative to the tree's root, and its mode.
+// A file to upload: where it is on this machine, where it goes relative to
+// the destination root, and its mode.
 struct FileToSend {
-  std::string path;
+  std::string local_path;  // absolute, on the machine that runs apply
+  std::string path;        // relative to the destination root
   uint32_t mode = 0644;
   uint64_t size = 0;
 };
@@ -65,11 +67,9 @@ class Connection {
   virtual absl::Status WriteFile(const std::string& path,
                                  absl::string_view content, uint32_t mode) = 0;
 
-  // Copies `files` from `local_root` on this machine to `remote_root` on the
-  // node, creating directories and keeping modes; existing files are
-  // replaced.
-  virtual absl::Status PutFiles(const std::string& local_root,
-                                const std::vector<FileToSend>& files,
+  // Copies `files` from this machine to `remote_root` on the node, creating
+  // directories and keeping modes; existing files are replaced.
+  virtual absl::Status PutFiles(const std::vector<FileToSend>& files,
                                 const std::string& remote_root) = 0;
 
   // Removes files (paths relative to `remote_root`); missing ones are fine.
