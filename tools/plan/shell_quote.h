@@ -1,0 +1,26 @@
+#ifndef FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
+#define FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
+
+// Quoting for the POSIX sh commands and env.sh files a plan runs on nodes.
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+// One sh word that yields exactly `value`: left bare when every byte is in
+// [A-Za-z0-9/_.=:,+@%-] (and it is not empty), else single-quoted with each
+// `'` written as `'\''`.
+std::string ShellQuote(absl::string_view value);
+
+// One sh word for an ssh group's env value, where `$NAME` and `${NAME}` are
+// meant to be expanded on the node (`$LD_LIBRARY_PATH:/usr/local/cuda/lib64`):
+// each such reference becomes `"${NAME}"`, every other byte is single-quoted,
+// so command substitutions, backquotes, backslashes and quotes arrive as
+// written. A `$` not followed by a name is literal.
+std::string ShellWordExpandingVars(absl::string_view value);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
