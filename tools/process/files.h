@@ -1,0 +1,34 @@
+#ifndef FLEETPLAN_TOOLS_PROCESS_FILES_H_
+#define FLEETPLAN_TOOLS_PROCESS_FILES_H_
+
+// Files on the node a process runs on, written so that a reader never sees
+// half a file: the launch agent's result.json and the local transport's
+// WriteFile and PutFiles.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+// Creates `path` and its missing parents (mode 0755). Errors name the path.
+absl::Status MakeDirs(const std::string& path);
+
+// Reads a whole file. NotFound when it does not exist.
+absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// Writes `content` to a temporary file beside `path`, fsyncs it, sets
+// `mode` and renames it over `path`, creating parent directories.
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view content,
+                             uint32_t mode);
+
+// Copies `from` to `to` the same way (NotFound when `from` is missing).
+absl::Status CopyFileAtomic(const std::string& from, const std::string& to,
+                            uint32_t mode);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PROCESS_FILES_H_

@@ -1,0 +1,320 @@
+#include "tools/process/subprocess.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/strings/str_split.h"
+
+extern char** environ;
+
+namespace fleetplan {
+namespace {
+
+absl::Status ErrnoError(absl::string_view what, int err) {
+  return absl::InternalError(absl::StrCat(what, ": ", std::strerror(err)));
+}
+
+void CloseFd(int& fd) {
+  if (fd >= 0) close(fd);
+  fd = -1;
+}
+
+// The child's environment: ours, with `overrides` replacing or adding keys.
+std::vector<std::string> BuildEnv(
+    const std::vector<std::pair<std::string, std::string>>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    absl::string_view entry(*e);
+    absl::string_view key = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& kv : overrides) replaced |= kv.first == key;
+    if (!replaced) env.emplace_back(entry);
+  }
+  // A key given twice: the last one wins, as in a shell.
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    bool later = false;
+    for (size_t j = i + 1; j < overrides.size(); ++j) {
+      later |= overrides[j].first == overrides[i].first;
+    }
+    if (!later) env.push_back(overrides[i].first + "=" + overrides[i].second);
+  }
+  return env;
+}
+
+// Resolves argv[0] against PATH in `env` before fork, since the child may
+// only make async-signal-safe calls.
+absl::StatusOr<std::string> ResolveProgram(const std::string& name,
+                                           const std::vector<std::string>& env) {
+  auto executable = [](const std::string& path) {
+    struct stat st;
+    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           access(path.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return name;
+    return absl::NotFoundError(
+        absl::StrCat("program \"", name, "\" does not exist or is not executable"));
+  }
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& entry : env) {
+    if (absl::StartsWith(entry, "PATH=")) path = entry.substr(5);
+  }
+  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    std::string candidate = absl::StrCat(dir, "/", name);
+    if (executable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("program \"", name, "\" not found in PATH (", path, ")"));
+}
+
+// Puts `fd` on `target` in the child, leaving it open across exec.
+void MoveFdInChild(int fd, int target) {
+  if (fd == target) {
+    fcntl(fd, F_SETFD, 0);
+  } else {
+    dup2(fd, target);
+  }
+}
+
+// Runs in the forked child: only async-signal-safe calls until execve.
+[[noreturn]] void ExecChild(pid_t parent, const char* program, char* const* argv,
+                            char* const* envp, const char* cwd, int stdin_fd,
+                            int output_fd, int error_fd) {
+  // Our own group, so one kill(-pid) reaches everything the child starts.
+  setpgid(0, 0);
+  // Die with the parent; if it is already gone, the signal never comes.
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != parent) _exit(127);
+  // Ignored signals and the blocked mask survive exec; give the program
+  // the defaults it expects.
+  struct sigaction dfl;
+  std::memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGPIPE, &dfl, nullptr);
+  sigaction(SIGINT, &dfl, nullptr);
+  sigaction(SIGTERM, &dfl, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, nullptr);
+
+  MoveFdInChild(stdin_fd, 0);
+  MoveFdInChild(output_fd, 1);
+  dup2(1, 2);
+  int err = 0;
+  if (cwd != nullptr && chdir(cwd) != 0) {
+    err = errno;
+  } else {
+    execve(program, argv, envp);
+    err = errno;
+  }
+  // Tell the parent why through the close-on-exec pipe.
+  ssize_t ignored = write(error_fd, &err, sizeof(err));
+  (void)ignored;
+  _exit(127);
+}
+
+}  // namespace
+
+int ExitStatusFromWait(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return 255;
+}
+
+absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
+    const SubprocessOptions& options) {
+  if (options.argv.empty()) return absl::InvalidArgumentError("empty argv");
+  if (!options.cwd.empty()) {
+    struct stat st;
+    if (stat(options.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("working directory \"", options.cwd, "\" does not exist"));
+    }
+  }
+  std::vector<std::string> env = BuildEnv(options.env);
+  auto program = ResolveProgram(options.argv[0], env);
+  if (!program.ok()) return program.status();
+
+  // Everything the child needs is built before fork.
+  std::vector<char*> argv;
+  for (const std::string& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
+  envp.push_back(nullptr);
+
+  // Close-on-exec everywhere, so children started by other threads at the
+  // same time do not inherit (and hold open) these pipes.
+  int in[2] = {-1, -1}, out[2] = {-1, -1}, err_pipe[2] = {-1, -1};
+  auto close_all = [&] {
+    for (int* fd : {&in[0], &in[1], &out[0], &out[1], &err_pipe[0], &err_pipe[1]}) CloseFd(*fd);
+  };
+  if (options.stdin_pipe) {
+    if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
+  } else {
+    in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in[0] < 0) return ErrnoError("open /dev/null", errno);
+  }
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
+    int e = errno;
+    close_all();
+    return ErrnoError("pipe", e);
+  }
+
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int e = errno;
+    close_all();
+    return ErrnoError("fork", e);
+  }
+  if (pid == 0) {
+    ExecChild(parent, program->c_str(), argv.data(), envp.data(),
+              options.cwd.empty() ? nullptr : options.cwd.c_str(), in[0], out[1],
+              err_pipe[1]);
+  }
+  // Also from the parent: a signal sent before the child ran setpgid must
+  // still find the group.
+  setpgid(pid, pid);
+  CloseFd(in[0]);
+  CloseFd(out[1]);
+  CloseFd(err_pipe[1]);
+
+  auto process = std::unique_ptr<Subprocess>(new Subprocess);
+  process->pid_ = pid;
+  process->output_fd_ = out[0];
+  process->stdin_fd_ = in[1];
+  fcntl(process->output_fd_, F_SETFL, O_NONBLOCK);
+
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(err_pipe[0], &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  CloseFd(err_pipe[0]);
+  if (n > 0) {
+    // The destructor reaps the failed child.
+    return absl::InternalError(absl::StrCat("cannot start \"", options.argv[0],
+                                            "\": ", std::strerror(child_errno)));
+  }
+  return process;
+}
+
+Subprocess::~Subprocess() {
+  CloseFd(stdin_fd_);
+  CloseFd(output_fd_);
+  if (pid_ > 0 && !exit_status_.has_value()) {
+    SignalGroup(SIGKILL);
+    int status;
+    while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+void Subprocess::ReadOutput(const std::function<void(absl::string_view)>& on_output) {
+  char buffer[16384];
+  while (output_fd_ >= 0) {
+    ssize_t n = read(output_fd_, buffer, sizeof(buffer));
+    if (n > 0) {
+      on_output(absl::string_view(buffer, n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      return;
+    } else {
+      CloseFd(output_fd_);  // EOF, or an error that no retry will fix
+    }
+  }
+}
+
+void Subprocess::CloseStdin() { CloseFd(stdin_fd_); }
+
+std::optional<int> Subprocess::TryWait() {
+  if (exit_status_.has_value() || pid_ <= 0) return exit_status_;
+  int status;
+  pid_t r;
+  do {
+    r = waitpid(pid_, &status, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == pid_) {
+    exit_status_ = ExitStatusFromWait(status);
+    // Finish off whatever the child left running in its group, now, while
+    // the group id cannot belong to anyone else yet.
+    kill(-pid_, SIGKILL);
+  } else if (r < 0) {
+    exit_status_ = 255;  // ECHILD: someone else reaped it; nothing to wait for
+  }
+  return exit_status_;
+}
+
+void Subprocess::SignalGroup(int signal) {
+  if (pid_ > 0) kill(-pid_, signal);
+}
+
+std::vector<size_t> PumpOutput(absl::Span<Subprocess* const> processes,
+                               absl::Span<const int> watch_fds,
+                               absl::Duration timeout,
+                               const IndexedOutput& on_output) {
+  std::vector<pollfd> fds;
+  std::vector<size_t> owner;  // index into processes for each output pollfd
+  for (size_t i = 0; i < processes.size(); ++i) {
+    if (!processes[i]->output_open()) continue;
+    fds.push_back({processes[i]->output_fd(), POLLIN, 0});
+    owner.push_back(i);
+  }
+  const size_t first_watch = fds.size();
+  for (int fd : watch_fds) fds.push_back({fd, POLLIN, 0});
+
+  int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
+  std::vector<size_t> ready;
+  if (poll(fds.data(), fds.size(), timeout_ms) <= 0) return ready;
+  for (size_t k = 0; k < first_watch; ++k) {
+    if (fds[k].revents == 0) continue;
+    size_t i = owner[k];
+    processes[i]->ReadOutput(
+        [&](absl::string_view chunk) { on_output(i, chunk); });
+  }
+  for (size_t k = first_watch; k < fds.size(); ++k) {
+    if (fds[k].revents != 0) ready.push_back(k - first_watch);
+  }
+  return ready;
+}
+
+void StopAll(absl::Span<Subprocess* const> processes, absl::Duration grace,
+             const IndexedOutput& on_output) {
+  for (Subprocess* p : processes) {
+    if (!p->TryWait().has_value()) p->SignalGroup(SIGTERM);
+  }
+  const absl::Time kill_at = absl::Now() + grace;
+  bool killed = false;
+  while (true) {
+    bool running = false, output = false;
+    for (Subprocess* p : processes) {
+      running |= !p->TryWait().has_value();
+      output |= p->output_open();
+    }
+    if (!running && !output) return;
+    if (!killed && absl::Now() >= kill_at) {
+      for (Subprocess* p : processes) {
+        if (!p->exit_status().has_value()) p->SignalGroup(SIGKILL);
+      }
+      killed = true;
+    }
+    // Output held open by a process that left its group: stop waiting.
+    if (!running && absl::Now() >= kill_at + absl::Seconds(1)) return;
+    PumpOutput(processes, {}, absl::Milliseconds(10), on_output);
+  }
+}
+
+}  // namespace fleetplan
