@@ -1,0 +1,253 @@
+#include "tools/plan/compile.h"
+
+#include <utility>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tools/plan/node_scripts.h"
+#include "tools/plan/rank_env.h"
+#include "tools/plan/spec_digest.h"
+#include "tools/util/digest.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+absl::Status CheckNode(const ClusterSpec& spec, const NodeSpec& node) {
+  if (node.nproc < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "' runs ", node.nproc, " ranks; it needs at least 1"));
+  }
+  if (!absl::StartsWith(node.workdir, "/")) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "': workdir '", node.workdir, "' is not absolute"));
+  }
+  if (!node.ssh_group.empty() && spec.FindSshGroup(node.ssh_group) == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "node '", node.name, "' names ssh group '", node.ssh_group,
+        "', which the spec does not define"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckSpec(const ClusterSpec& spec) {
+  if (spec.nodes.empty()) {
+    return absl::InvalidArgumentError("the spec lists no nodes");
+  }
+  if (spec.job.program.empty()) {
+    return absl::InvalidArgumentError("job.program is empty");
+  }
+  absl::flat_hash_set<absl::string_view> names;
+  int chiefs = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    if (!names.insert(node.name).second) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("two nodes are named '", node.name, "'"));
+    }
+    if (node.chief) ++chiefs;
+    FP_RETURN_IF_ERROR(CheckNode(spec, node));
+  }
+  if (chiefs > 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(chiefs, " nodes are marked chief; mark exactly one"));
+  }
+  return absl::OkStatus();
+}
+
+std::string StepHash(const Step& step) {
+  Digester digester;
+  digester.Add(PhaseName(step.phase)).Add(step.node).Add(step.kind);
+  digester.Add(absl::StrCat(step.inputs.size()));
+  for (const auto& [key, value] : step.inputs) digester.Add(key).Add(value);
+  digester.Add(step.command).Add(step.path).Add(step.content);
+  return digester.Hex();
+}
+
+// Builds the steps of one phase; each Add finishes its step with its hash.
+class PhaseBuilder {
+ public:
+  explicit PhaseBuilder(PhaseKind kind) { phase_.kind = kind; }
+
+  Step& Add(absl::string_view node, absl::string_view kind) {
+    Finish();
+    Step& step = phase_.steps.emplace_back();
+    step.phase = phase_.kind;
+    step.node = std::string(node);
+    step.kind = std::string(kind);
+    return step;
+  }
+
+  Phase Build() && {
+    Finish();
+    return std::move(phase_);
+  }
+
+ private:
+  void Finish() {
+    if (!phase_.steps.empty()) phase_.steps.back().hash = StepHash(phase_.steps.back());
+  }
+
+  Phase phase_;
+};
+
+Phase BuildPhase(const ClusterSpec& spec) {
+  PhaseBuilder phase(PhaseKind::kBuild);
+  if (IsBazelLabel(spec.job.program)) {
+    Step& step = phase.Add(kControllerNode, "bazel-build");
+    step.inputs = {{"targets", spec.job.program}};
+    step.command = BazelBuildCommand(spec.job.program);
+  }
+  return std::move(phase).Build();
+}
+
+Phase KeysPhase(const ClusterSpec& spec) {
+  PhaseBuilder phase(PhaseKind::kKeys);
+  if (!spec.keys.distribute) return std::move(phase).Build();
+  const NodeSpec& chief = spec.chief();
+  for (const NodeSpec& node : spec.nodes) {
+    if (&node == &chief) {
+      phase.Add(node.name, "ensure-key").command = EnsureKeyCommand();
+    } else {
+      // The executor fills in the chief's public key at run time.
+      phase.Add(node.name, "authorize-key").inputs = {{"from", chief.name}};
+    }
+  }
+  return std::move(phase).Build();
+}
+
+Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
+  PhaseBuilder phase(PhaseKind::kSync);
+  if (!spec.sync.enabled) return std::move(phase).Build();
+  std::string exclude = absl::StrJoin(spec.sync.exclude, ",");
+  for (const NodeSpec& node : spec.nodes) {
+    phase.Add(node.name, "sync-tree").inputs = {
+        {"source", spec.sync.source},
+        {"destination", node.workdir},
+        {"exclude", exclude},
+        {"source_hash", inputs.source_hash}};
+  }
+  return std::move(phase).Build();
+}
+
+Phase EnvironmentPhase(const ClusterSpec& spec,
+                       const std::vector<std::vector<NodeVar>>& node_envs) {
+  PhaseBuilder phase(PhaseKind::kEnvironment);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec& node = spec.nodes[i];
+    Step& step = phase.Add(node.name, "write-env");
+    step.path = EnvScriptPath(node);
+    step.content = EnvScript(node, node_envs[i]);
+  }
+  return std::move(phase).Build();
+}
+
+std::string PythonDescription(const PythonEnv& python) {
+  switch (python.kind) {
+    case PythonEnv::Kind::kVenv:
+      return absl::StrCat("venv ", python.venv);
+    case PythonEnv::Kind::kConda:
+      return absl::StrCat("conda ", python.conda, " via ", python.conda_sh);
+    case PythonEnv::Kind::kNone:
+      break;
+  }
+  return "";
+}
+
+Phase PreflightPhase(const ClusterSpec& spec) {
+  PhaseBuilder phase(PhaseKind::kPreflight);
+  const NodeSpec& chief = spec.chief();
+  for (const NodeSpec& node : spec.nodes) {
+    Step& step = phase.Add(node.name, "check");
+    step.inputs.emplace_back("workdir", node.workdir);
+    if (&node == &chief) {
+      step.inputs.emplace_back("master_port", absl::StrCat(spec.network.master_port));
+    }
+    if (!node.gpus.empty()) {
+      step.inputs.emplace_back("gpus", absl::StrJoin(node.gpus, ","));
+    }
+    if (node.python.kind != PythonEnv::Kind::kNone) {
+      step.inputs.emplace_back("python", PythonDescription(node.python));
+    }
+    if (spec.network.nccl_socket_ifname == "auto") {
+      step.inputs.emplace_back("nccl_socket_ifname", "auto");
+    }
+    step.command = PreflightScript(node);
+  }
+  return std::move(phase).Build();
+}
+
+Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) {
+  PhaseBuilder phase(PhaseKind::kLaunch);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec& node = spec.nodes[i];
+    phase.Add(node.name, "launch-agent").command =
+        LaunchCommand(spec.job, node, first_ranks[i]);
+  }
+  return std::move(phase).Build();
+}
+
+std::string PlanHash(const Plan& plan) {
+  Digester digester;
+  digester.Add(plan.spec_name).Add(plan.spec_path).Add(plan.spec_hash).Add(
+      plan.source_hash);
+  for (const Phase& phase : plan.phases) {
+    digester.Add(PhaseName(phase.kind)).Add(absl::StrCat(phase.steps.size()));
+    for (const Step& step : phase.steps) digester.Add(step.hash);
+  }
+  for (const RankEnv& rank : plan.ranks) {
+    digester.Add(absl::StrCat(rank.rank, "/", rank.local_rank))
+        .Add(rank.node)
+        .Add(rank.address)
+        .Add(absl::StrCat(rank.env.size()));
+    for (const auto& [name, value] : rank.env) digester.Add(name).Add(value);
+  }
+  return digester.Hex();
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
+                                 const CompileInputs& inputs) {
+  FP_RETURN_IF_ERROR(CheckSpec(spec));
+  int world_size = 0;
+  std::vector<int> first_ranks;
+  first_ranks.reserve(spec.nodes.size());
+  for (const NodeSpec& node : spec.nodes) {
+    first_ranks.push_back(world_size);
+    world_size += node.nproc;
+  }
+
+  Plan plan;
+  plan.spec_name = spec.name;
+  plan.spec_path = spec.spec_path;
+  plan.spec_hash = SpecDigest(spec);
+  plan.source_hash = inputs.source_hash;
+  std::vector<std::vector<NodeVar>> node_envs;
+  node_envs.reserve(spec.nodes.size());
+  plan.ranks.reserve(world_size);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec& node = spec.nodes[i];
+    node_envs.push_back(NodeEnvironment(spec, i, world_size));
+    for (int local = 0; local < node.nproc; ++local) {
+      RankEnv& rank = plan.ranks.emplace_back();
+      rank.rank = first_ranks[i] + local;
+      rank.local_rank = local;
+      rank.node = node.name;
+      rank.address = node.address;
+      rank.env = RankEnvironment(node_envs.back(), rank.rank, local);
+    }
+  }
+  plan.phases.push_back(BuildPhase(spec));
+  plan.phases.push_back(KeysPhase(spec));
+  plan.phases.push_back(SyncPhase(spec, inputs));
+  plan.phases.push_back(EnvironmentPhase(spec, node_envs));
+  plan.phases.push_back(PreflightPhase(spec));
+  plan.phases.push_back(LaunchPhase(spec, first_ranks));
+  plan.hash = PlanHash(plan);
+  return plan;
+}
+
+}  // namespace fleetplan

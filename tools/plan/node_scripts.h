@@ -1,0 +1,53 @@
+#ifndef FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
+#define FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
+
+// The shell text a plan runs or writes on a node: paths under the workdir,
+// the env.sh file, the preflight check, the agent's launch command. Every
+// value from the spec is quoted with shell_quote.h.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "tools/plan/rank_env.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+// True when `program` is a Bazel label ("//pkg:target", "@repo//pkg").
+bool IsBazelLabel(absl::string_view program);
+
+// The target name of a label: `//trainer:train` → "train", `//pkg/sub` → "sub".
+std::string LabelTargetName(absl::string_view label);
+
+// `relative` under the node's workdir.
+std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative);
+
+// <workdir>/.fleetplan/nodes/<name>/env.sh
+std::string EnvScriptPath(const NodeSpec& node);
+
+// The program the agent starts on `node`: <workdir>/.fleetplan/bin/<target>
+// for a label, the path itself when absolute, else <workdir>/<path>.
+std::string ProgramPath(const JobSpec& job, const NodeSpec& node);
+
+// A POSIX sh script, sourced before ranks start, that activates the node's
+// python and exports `node_env` (group values expanded on the node).
+std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env);
+
+// A sh script that fails with a message on stderr when the workdir cannot be
+// created or written, or the python environment's activate file is missing.
+std::string PreflightScript(const NodeSpec& node);
+
+// The command that starts the node's agent, which starts its ranks.
+std::string LaunchCommand(const JobSpec& job, const NodeSpec& node,
+                          int first_rank);
+
+// Creates ~/.ssh/id_ed25519 when missing and prints its public key.
+std::string EnsureKeyCommand();
+
+// `bazel build <label>`.
+std::string BazelBuildCommand(absl::string_view label);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
