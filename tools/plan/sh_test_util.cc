@@ -45,9 +45,13 @@ absl::StatusOr<std::string> RunSh(const std::string& script) {
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+  if (!WIFEXITED(status)) {
     return absl::FailedPreconditionError(
-        absl::StrCat("sh exited with status ", status, " running: ", script));
+        absl::StrCat("sh died (wait status ", status, ") running: ", script));
+  }
+  if (WEXITSTATUS(status) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "sh exited with code ", WEXITSTATUS(status), " running: ", script));
   }
   return output;
 }
