@@ -1,0 +1,79 @@
+#ifndef FLEETPLAN_TOOLS_SYNC_MANIFEST_H_
+#define FLEETPLAN_TOOLS_SYNC_MANIFEST_H_
+
+// A manifest lists the files of a tree as they should be on a node: path
+// (relative to the destination root), size, mode and content digest. The
+// one built from the source tree is diffed against the one recorded on the
+// node, so a sync sends only what changed. Every transport syncs through it.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+struct ManifestEntry {
+  std::string path;  // relative to the destination root, '/'-separated
+  uint64_t size = 0;
+  uint32_t mode = 0644;  // permission bits only
+  std::string digest;    // content digest (digest.h)
+  // True for files added from outside the source tree (built binaries, the
+  // launch agent); they do not count in SourceDigest().
+  bool extra = false;
+  // Where the file is on this machine. Not serialized.
+  std::string local_path;
+};
+
+// A file from outside the source tree that is synced too.
+struct ExtraFile {
+  std::string local_path;  // on this machine
+  std::string path;        // relative to the destination root
+};
+
+struct Manifest {
+  std::vector<ManifestEntry> entries;  // sorted by path, paths unique
+
+  // Digest of the source files only (extras left out), so that a plan's
+  // source_hash depends on the sources alone.
+  std::string SourceDigest() const;
+};
+
+// True when `pattern` (fnmatch glob, e.g. ".git", "bazel-*", "*.pt")
+// matches one component of `relative_path`.
+bool IsExcluded(absl::string_view relative_path,
+                const std::vector<std::string>& exclude);
+
+// Walks `root` (files and, through symlinks, the files they point at;
+// symlinked directories are not followed) skipping paths with an excluded
+// component and the tree's own `.fleetplan` state folder. NotFound when
+// `root` is missing, InvalidArgument when it is not a directory, Internal
+// when a file cannot be read; errors name the path.
+absl::StatusOr<Manifest> BuildManifest(const std::string& root,
+                                       const std::vector<std::string>& exclude);
+
+// Adds `extras` to `manifest` (replacing entries with the same path), with
+// digests of their content. NotFound naming a missing file.
+absl::Status AddExtraFiles(const std::vector<ExtraFile>& extras,
+                           Manifest* manifest);
+
+// One line per entry: `<kind> <mode octal> <size> <digest> <path>`, kind
+// `f` (source) or `x` (extra), the path C-escaped and last.
+std::string SerializeManifest(const Manifest& manifest);
+
+// The inverse of SerializeManifest. InvalidArgument naming the line.
+absl::StatusOr<Manifest> ParseManifest(absl::string_view text);
+
+struct ManifestDiff {
+  std::vector<ManifestEntry> to_send;   // new or changed (size, mode, digest)
+  std::vector<std::string> to_remove;   // in `before`, gone from `after`
+};
+
+// What turns a destination holding `before` into one holding `after`.
+ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_SYNC_MANIFEST_H_

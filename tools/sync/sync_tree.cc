@@ -1,0 +1,107 @@
+#include "tools/sync/sync_tree.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+absl::Status WithContext(const absl::Status& status, absl::string_view what) {
+  return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
+}
+
+// The recorded manifest, or an empty one when there is none or it cannot be
+// trusted: resending is always safe.
+absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
+                                          const std::string& manifest_path) {
+  absl::StatusOr<std::string> text = connection.ReadFile(manifest_path);
+  if (absl::IsNotFound(text.status())) return Manifest();
+  if (!text.ok()) {
+    return WithContext(text.status(), absl::StrCat("reading ", manifest_path));
+  }
+  absl::StatusOr<Manifest> recorded = ParseManifest(*text);
+  if (!recorded.ok()) return Manifest();
+  return recorded;
+}
+
+std::string NormalizePath(const std::string& path) {
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+      continue;
+    }
+    parts.emplace_back(part);
+  }
+  return absl::StrCat("/", absl::StrJoin(parts, "/"));
+}
+
+// True when `inner` is `outer` or lies under it.
+bool Contains(const std::string& outer, const std::string& inner) {
+  if (outer == inner || outer == "/") return true;
+  return absl::StartsWith(inner, absl::StrCat(outer, "/"));
+}
+
+}  // namespace
+
+absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
+                                    const std::string& remote_root,
+                                    const std::string& manifest_path,
+                                    bool ignore_recorded) {
+  Manifest recorded;
+  if (!ignore_recorded) {
+    FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
+  }
+  ManifestDiff diff = DiffManifests(recorded, local);
+  SyncResult result;
+  if (!diff.to_send.empty()) {
+    std::vector<FileToSend> files;
+    files.reserve(diff.to_send.size());
+    for (const ManifestEntry& entry : diff.to_send) {
+      files.push_back({entry.local_path, entry.path, entry.mode, entry.size});
+      result.bytes_sent += entry.size;
+    }
+    absl::Status sent = connection.PutFiles(files, remote_root);
+    if (!sent.ok()) {
+      return WithContext(sent, absl::StrCat("sending files to ", remote_root));
+    }
+    result.files_sent = files.size();
+  }
+  if (!diff.to_remove.empty()) {
+    absl::Status removed = connection.RemoveFiles(remote_root, diff.to_remove);
+    if (!removed.ok()) {
+      return WithContext(removed, absl::StrCat("removing files under ", remote_root));
+    }
+    result.files_removed = diff.to_remove.size();
+  }
+  if (result.changed() || ignore_recorded) {
+    absl::Status written =
+        connection.WriteFile(manifest_path, SerializeManifest(local), 0644);
+    if (!written.ok()) {
+      return WithContext(written, absl::StrCat("writing ", manifest_path));
+    }
+  }
+  return result;
+}
+
+absl::Status CheckSyncTarget(const std::string& source,
+                             const std::string& destination) {
+  std::string from = NormalizePath(source);
+  std::string to = NormalizePath(destination);
+  if (Contains(from, to) || Contains(to, from)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "cannot sync ", source, " to ", destination,
+        ": the workdir must not be the source or lie inside it (or hold it); "
+        "choose a workdir outside the source tree"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fleetplan

@@ -1,0 +1,43 @@
+#ifndef FLEETPLAN_TOOLS_SYNC_SYNC_TREE_H_
+#define FLEETPLAN_TOOLS_SYNC_SYNC_TREE_H_
+
+// Incremental tree sync over any transport's Connection: only files whose
+// size, mode or digest differ from the manifest the node recorded last time
+// are sent, files gone from the source are removed, and the new manifest is
+// written last, so an interrupted sync is redone on the next apply.
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "plugins/transport.h"
+#include "tools/sync/manifest.h"
+
+namespace fleetplan {
+
+struct SyncResult {
+  int files_sent = 0;
+  uint64_t bytes_sent = 0;
+  int files_removed = 0;
+  bool changed() const { return files_sent > 0 || files_removed > 0; }
+};
+
+// Makes `remote_root` on the node hold the files of `local`. The node's
+// previous manifest is read from `manifest_path` (missing or unreadable:
+// everything is sent; `ignore_recorded` does the same on purpose). Errors
+// from the connection are returned with the node's root named.
+absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
+                                    const std::string& remote_root,
+                                    const std::string& manifest_path,
+                                    bool ignore_recorded = false);
+
+// InvalidArgument when syncing `source` to `destination` would write into
+// the source itself: the same folder, or one inside the other. Paths are
+// compared lexically after normalising "." , ".." and repeated slashes.
+absl::Status CheckSyncTarget(const std::string& source,
+                             const std::string& destination);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_SYNC_SYNC_TREE_H_

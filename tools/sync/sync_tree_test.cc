@@ -1,0 +1,183 @@
+#include "tools/sync/sync_tree.h"
+
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/process/files.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The local filesystem as a node, with a count of what crossed the channel.
+class FilesystemConnection : public Connection {
+ public:
+  absl::StatusOr<int> Run(const CommandSpec&, const OutputCallback&,
+                          const absl::Notification*) override {
+    return absl::UnimplementedError("not used by sync");
+  }
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    return ReadFileToString(path);
+  }
+  absl::Status WriteFile(const std::string& path, absl::string_view content,
+                         uint32_t mode) override {
+    ++writes;
+    return WriteFileAtomic(path, content, mode);
+  }
+  absl::Status PutFiles(const std::vector<FileToSend>& files,
+                        const std::string& remote_root) override {
+    for (const FileToSend& file : files) {
+      sent.push_back(file.path);
+      absl::Status status = CopyFileAtomic(
+          file.local_path, absl::StrCat(remote_root, "/", file.path), file.mode);
+      if (!status.ok()) return status;
+    }
+    return absl::OkStatus();
+  }
+  absl::Status RemoveFiles(const std::string& remote_root,
+                           const std::vector<std::string>& paths) override {
+    for (const std::string& path : paths) {
+      removed.push_back(path);
+      std::remove(absl::StrCat(remote_root, "/", path).c_str());
+    }
+    return absl::OkStatus();
+  }
+
+  std::vector<std::string> sent;
+  std::vector<std::string> removed;
+  int writes = 0;
+};
+
+class SyncTreeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string base = getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp";
+    std::string pattern = base + "/syncXXXXXX";
+    std::string dir = mkdtemp(pattern.data());
+    source_ = dir + "/src";
+    dest_ = dir + "/dest";
+    manifest_path_ = dest_ + "/.fleetplan/nodes/a/manifest";
+  }
+
+  void Write(const std::string& path, const std::string& content,
+             uint32_t mode = 0644) {
+    ASSERT_THAT(WriteFileAtomic(source_ + "/" + path, content, mode), IsOk());
+  }
+
+  absl::StatusOr<SyncResult> Sync(FilesystemConnection& connection,
+                                  bool ignore_recorded = false) {
+    absl::StatusOr<Manifest> manifest = BuildManifest(source_, {"*.pt", ".git"});
+    if (!manifest.ok()) return manifest.status();
+    return SyncTree(connection, *manifest, dest_, manifest_path_, ignore_recorded);
+  }
+
+  std::string Dest(const std::string& path) {
+    absl::StatusOr<std::string> content = ReadFileToString(dest_ + "/" + path);
+    return content.ok() ? *content : "<missing>";
+  }
+
+  std::string source_, dest_, manifest_path_;
+};
+
+TEST_F(SyncTreeTest, FirstSendsAllSecondNothing) {
+  Write("train.sh", "#!/bin/sh\necho hi\n", 0755);
+  Write("data/a.txt", "alpha");
+  Write("model.pt", "big weights");
+  Write(".git/HEAD", "ref");
+  FilesystemConnection first;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(first));
+  EXPECT_EQ(result.files_sent, 2);
+  EXPECT_EQ(result.bytes_sent, 18u + 5u);
+  EXPECT_EQ(Dest("data/a.txt"), "alpha");
+  EXPECT_EQ(Dest("model.pt"), "<missing>");
+  EXPECT_EQ(Dest(".git/HEAD"), "<missing>");
+  struct stat st;
+  ASSERT_EQ(stat((dest_ + "/train.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+  EXPECT_THAT(Dest(".fleetplan/nodes/a/manifest"), HasSubstr("train.sh"));
+
+  FilesystemConnection second;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult again, Sync(second));
+  EXPECT_FALSE(again.changed());
+  EXPECT_TRUE(second.sent.empty());
+  EXPECT_EQ(second.writes, 0);
+}
+
+TEST_F(SyncTreeTest, SendsOnlyTheChangedFileAndRemovesDeletedOnes) {
+  Write("a.txt", "one");
+  Write("b.txt", "two");
+  Write("c.txt", "three");
+  FilesystemConnection first;
+  ASSERT_THAT(Sync(first), IsOk());
+
+  Write("b.txt", "TWO!");
+  ASSERT_EQ(unlink((source_ + "/c.txt").c_str()), 0);
+  FilesystemConnection second;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(second));
+  EXPECT_THAT(second.sent, ::testing::ElementsAre("b.txt"));
+  EXPECT_THAT(second.removed, ::testing::ElementsAre("c.txt"));
+  EXPECT_EQ(result.files_removed, 1);
+  EXPECT_EQ(Dest("b.txt"), "TWO!");
+  EXPECT_EQ(Dest("c.txt"), "<missing>");
+  EXPECT_EQ(Dest("a.txt"), "one");
+  EXPECT_THAT(Dest(".fleetplan/nodes/a/manifest"),
+              ::testing::Not(HasSubstr("c.txt")));
+}
+
+TEST_F(SyncTreeTest, ModeChangeIsSent) {
+  Write("run.sh", "x", 0644);
+  FilesystemConnection first;
+  ASSERT_THAT(Sync(first), IsOk());
+  ASSERT_EQ(chmod((source_ + "/run.sh").c_str(), 0755), 0);
+  FilesystemConnection second;
+  ASSERT_THAT(Sync(second), IsOk());
+  EXPECT_THAT(second.sent, ::testing::ElementsAre("run.sh"));
+  struct stat st;
+  ASSERT_EQ(stat((dest_ + "/run.sh").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0755u);
+}
+
+TEST_F(SyncTreeTest, IgnoreRecordedResendsEverything) {
+  Write("a.txt", "one");
+  FilesystemConnection first;
+  ASSERT_THAT(Sync(first), IsOk());
+  FilesystemConnection forced;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(forced, /*ignore_recorded=*/true));
+  EXPECT_EQ(result.files_sent, 1);
+}
+
+TEST_F(SyncTreeTest, CorruptRecordedManifestResendsEverything) {
+  Write("a.txt", "one");
+  FilesystemConnection first;
+  ASSERT_THAT(Sync(first), IsOk());
+  ASSERT_THAT(WriteFileAtomic(manifest_path_, "garbage\n", 0644), IsOk());
+  FilesystemConnection second;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(second));
+  EXPECT_EQ(result.files_sent, 1);
+}
+
+TEST(CheckSyncTargetTest, RefusesSyncingIntoTheSource) {
+  EXPECT_THAT(CheckSyncTarget("/home/u/proj", "/tmp/work"), IsOk());
+  EXPECT_THAT(CheckSyncTarget("/home/u/proj", "/home/u/project"), IsOk());
+  EXPECT_THAT(CheckSyncTarget("/home/u/proj", "/home/u/proj/"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("/home/u/proj")));
+  EXPECT_THAT(CheckSyncTarget("/home/u/proj", "/home/u/proj/run"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("inside")));
+  EXPECT_THAT(CheckSyncTarget("/home/u/proj/./src", "/home/u"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("")));
+  EXPECT_THAT(CheckSyncTarget("/a/b/../c", "/a/c/d"),
+              StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("")));
+}
+
+}  // namespace
+}  // namespace fleetplan
