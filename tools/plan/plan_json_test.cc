@@ -1,0 +1,111 @@
+#include "tools/plan/plan_json.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/plan/compile.h"
+#include "tools/plan/test_specs.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PlanJsonTest, SameSpecGivesTheSameBytes) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan a, CompilePlan(TwoByTwoSpec(), {"s"}));
+  FP_ASSERT_OK_AND_ASSIGN(Plan b, CompilePlan(TwoByTwoSpec(), {"s"}));
+  EXPECT_EQ(RenderPlanJson(a), RenderPlanJson(b));
+  ClusterSpec changed = TwoByTwoSpec();
+  changed.job.restarts = 1;
+  FP_ASSERT_OK_AND_ASSIGN(Plan c, CompilePlan(changed, {"s"}));
+  EXPECT_NE(RenderPlanJson(a), RenderPlanJson(c));
+}
+
+TEST(PlanJsonTest, Layout) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {"src"}));
+  nlohmann::json json = nlohmann::json::parse(RenderPlanJson(plan));
+  EXPECT_EQ(json["format"], "fleetplan-plan/1");
+  EXPECT_EQ(json["name"], "resnet-2x2");
+  EXPECT_EQ(json["spec"], "/home/me/fleetplan/cluster_specs/lambda.toml");
+  EXPECT_EQ(json["spec_hash"], plan.spec_hash);
+  EXPECT_EQ(json["source_hash"], "src");
+  EXPECT_EQ(json["hash"], plan.hash);
+  ASSERT_EQ(json["phases"].size(), 6u);
+  EXPECT_EQ(json["phases"][0]["phase"], "build");
+  EXPECT_EQ(json["phases"][5]["phase"], "launch");
+  const nlohmann::json& sync = json["phases"][2]["steps"][1];
+  EXPECT_EQ(sync["node"], "head");
+  EXPECT_EQ(sync["kind"], "sync-tree");
+  EXPECT_EQ(sync["inputs"]["source_hash"], "src");
+  EXPECT_EQ(sync["inputs"]["exclude"], ".git,bazel-*,*.pt");
+  EXPECT_EQ(sync["hash"], plan.phases[2].steps[1].hash);
+  const nlohmann::json& env = json["phases"][3]["steps"][0];
+  EXPECT_EQ(env["path"], plan.phases[3].steps[0].path);
+  EXPECT_EQ(env["content"], plan.phases[3].steps[0].content);
+  ASSERT_EQ(json["ranks"].size(), 4u);
+  const nlohmann::json& rank = json["ranks"][3];
+  EXPECT_EQ(rank["rank"], 3);
+  EXPECT_EQ(rank["local_rank"], 1);
+  EXPECT_EQ(rank["node"], "104.171.200.62");
+  EXPECT_EQ(rank["node_name"], "head");
+  EXPECT_EQ(rank["env"]["RANK"], "3");
+  EXPECT_EQ(rank["env"]["MASTER_ADDR"], "10.0.0.5");
+}
+
+TEST(PlanJsonTest, EndsInANewlineAndSurvivesBadUtf8) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.env.emplace_back("BYTES", "\xff\xfe");
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  std::string json = RenderPlanJson(plan);
+  EXPECT_EQ(json.back(), '\n');
+  EXPECT_THAT(json, HasSubstr("\"BYTES\": \"\xef\xbf\xbd\xef\xbf\xbd\""));
+}
+
+TEST(ParseSavedPlanTest, ReadsBackWhatWasRendered) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {"src"}));
+  FP_ASSERT_OK_AND_ASSIGN(SavedPlanRef ref, ParseSavedPlan(RenderPlanJson(plan)));
+  EXPECT_EQ(ref.spec_name, plan.spec_name);
+  EXPECT_EQ(ref.spec_path, plan.spec_path);
+  EXPECT_EQ(ref.spec_hash, plan.spec_hash);
+  EXPECT_EQ(ref.source_hash, "src");
+  EXPECT_EQ(ref.hash, plan.hash);
+}
+
+TEST(ParseSavedPlanTest, RejectsFilesThatAreNotPlans) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
+  nlohmann::json good = PlanToJson(plan);
+  auto without = [&](const char* key) {
+    nlohmann::json copy = good;
+    copy.erase(key);
+    return copy.dump();
+  };
+  auto with = [&](const char* key, nlohmann::json value) {
+    nlohmann::json copy = good;
+    copy[key] = std::move(value);
+    return copy.dump();
+  };
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"name = \"x\"\n", "not valid JSON"},
+      {"", "not valid JSON"},
+      {"[1, 2]", "not a JSON object"},
+      {"{}", "not a fleetplan plan"},
+      {with("format", "fleetplan-plan/2"), "not a fleetplan plan"},
+      {without("phases"), "no \"phases\" array"},
+      {without("spec"), "no string field \"spec\""},
+      {with("hash", 42), "no string field \"hash\""},
+      {with("spec_hash", "XYZ"), "\"spec_hash\" is not a digest"},
+      {with("hash", "0123456789ABCDEF0123456789ABCDEF"), "\"hash\" is not a digest"},
+  };
+  for (const auto& [text, message] : cases) {
+    EXPECT_THAT(ParseSavedPlan(text),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(message)))
+        << text.substr(0, 80);
+  }
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,144 @@
+#include "tools/plan/render.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr absl::string_view kGreen = "\x1b[32m";
+constexpr absl::string_view kBold = "\x1b[1m";
+constexpr absl::string_view kDim = "\x1b[2m";
+constexpr absl::string_view kReset = "\x1b[0m";
+
+class Painter {
+ public:
+  explicit Painter(bool color) : color_(color) {}
+  std::string operator()(absl::string_view style, absl::string_view text) const {
+    if (!color_) return std::string(text);
+    return absl::StrCat(style, text, kReset);
+  }
+
+ private:
+  bool color_;
+};
+
+// The ranks of one node, in plan order.
+struct NodeRanks {
+  std::string name;
+  std::string address;
+  int first = 0;
+  int last = 0;
+};
+
+using RanksIndex = absl::flat_hash_map<absl::string_view, const NodeRanks*>;
+
+std::vector<NodeRanks> RanksByNode(const Plan& plan) {
+  std::vector<NodeRanks> nodes;
+  for (const RankEnv& rank : plan.ranks) {
+    if (nodes.empty() || nodes.back().name != rank.node) {
+      nodes.push_back({rank.node, rank.address, rank.rank, rank.rank});
+    } else {
+      nodes.back().last = rank.rank;
+    }
+  }
+  return nodes;
+}
+
+std::string RankRange(int first, int last) {
+  if (first == last) return absl::StrCat("rank ", first);
+  return absl::StrCat("ranks ", first, "-", last);
+}
+
+std::string Input(const Step& step, absl::string_view key) {
+  for (const auto& [name, value] : step.inputs) {
+    if (name == key) return value;
+  }
+  return "";
+}
+
+// One line saying what `step` will do; `ranks` finds a node's rank range.
+std::string Describe(const Step& step, const RanksIndex& ranks) {
+  if (step.kind == "bazel-build") return "bazel build " + Input(step, "targets");
+  if (step.kind == "ensure-key") {
+    return "create ~/.ssh/id_ed25519 if missing, read its public key";
+  }
+  if (step.kind == "authorize-key") {
+    return absl::StrCat("accept the key of '", Input(step, "from"), "'");
+  }
+  if (step.kind == "sync-tree") {
+    std::string line = absl::StrCat("sync ", Input(step, "source"), " -> ",
+                                     Input(step, "destination"));
+    std::string exclude = Input(step, "exclude");
+    if (!exclude.empty()) absl::StrAppend(&line, " (exclude ", exclude, ")");
+    return line;
+  }
+  if (step.kind == "write-env") return "write " + step.path;
+  if (step.kind == "check") {
+    return "check " + absl::StrJoin(step.inputs, ", ", absl::PairFormatter("="));
+  }
+  if (step.kind == "launch-agent") {
+    auto it = ranks.find(step.node);
+    if (it != ranks.end()) {
+      return absl::StrCat("start ", RankRange(it->second->first, it->second->last));
+    }
+  }
+  if (!step.command.empty()) return step.command;
+  return step.path;
+}
+
+void RenderPhase(const Phase& phase, const RanksIndex& ranks,
+                 size_t node_width, const Painter& paint, std::string* out) {
+  absl::StrAppend(out, paint(kBold, PhaseName(phase.kind)));
+  if (phase.steps.empty()) {
+    absl::StrAppend(out, ": ", paint(kDim, "no changes"), "\n");
+    return;
+  }
+  absl::StrAppend(out, "\n");
+  for (const Step& step : phase.steps) {
+    std::string node = step.node;
+    node.resize(std::max(node.size(), node_width), ' ');
+    std::string kind = step.kind;
+    kind.resize(std::max<size_t>(kind.size(), 13), ' ');
+    absl::StrAppend(out, "  ", paint(kGreen, "+"), " ", node, "  ", kind, "  ",
+                    Describe(step, ranks), "\n");
+  }
+}
+
+}  // namespace
+
+std::string RenderPlanText(const Plan& plan, bool color) {
+  Painter paint(color);
+  std::vector<NodeRanks> ranks = RanksByNode(plan);
+  RanksIndex index;
+  for (const NodeRanks& node : ranks) index[node.name] = &node;
+  size_t node_width = 0;
+  size_t steps = 0;
+  for (const Phase& phase : plan.phases) {
+    steps += phase.steps.size();
+    for (const Step& step : phase.steps) {
+      node_width = std::max(node_width, step.node.size());
+    }
+  }
+  std::string out = absl::StrCat("fleetplan will perform these steps for '",
+                                 plan.spec_name, "' (", plan.spec_path, "):\n\n");
+  for (const Phase& phase : plan.phases) {
+    RenderPhase(phase, index, node_width, paint, &out);
+  }
+  absl::StrAppend(&out, "\n", paint(kBold, "ranks"), "\n");
+  for (const NodeRanks& node : ranks) {
+    absl::StrAppend(&out, "  node '", node.name, "' (", node.address,
+                    "): ", RankRange(node.first, node.last), "\n");
+  }
+  absl::StrAppend(&out, "\n", paint(kBold, "Plan:"), " ", steps,
+                  steps == 1 ? " step" : " steps", " on ", ranks.size(),
+                  ranks.size() == 1 ? " node, " : " nodes, ", plan.ranks.size(),
+                  plan.ranks.size() == 1 ? " rank.\n" : " ranks.\n");
+  return out;
+}
+
+}  // namespace fleetplan

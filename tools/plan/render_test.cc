@@ -1,0 +1,67 @@
+#include "tools/plan/render.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/plan/compile.h"
+#include "tools/plan/test_specs.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(RenderPlanTextTest, TwoByTwo) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {"abc"}));
+  EXPECT_EQ(RenderPlanText(plan, /*color=*/false),
+            R"(fleetplan will perform these steps for 'resnet-2x2' (/home/me/fleetplan/cluster_specs/lambda.toml):
+
+build
+  + (controller)  bazel-build    bazel build //trainer:train
+keys
+  + worker        authorize-key  accept the key of 'head'
+  + head          ensure-key     create ~/.ssh/id_ed25519 if missing, read its public key
+sync
+  + worker        sync-tree      sync /home/me/fleetplan -> /home/ubuntu/project (exclude .git,bazel-*,*.pt)
+  + head          sync-tree      sync /home/me/fleetplan -> /home/ubuntu/project (exclude .git,bazel-*,*.pt)
+environment
+  + worker        write-env      write /home/ubuntu/project/.fleetplan/nodes/worker/env.sh
+  + head          write-env      write /home/ubuntu/project/.fleetplan/nodes/head/env.sh
+preflight
+  + worker        check          check workdir=/home/ubuntu/project, gpus=0,1, python=venv /home/ubuntu/venvs/train, nccl_socket_ifname=auto
+  + head          check          check workdir=/home/ubuntu/project, master_port=29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, nccl_socket_ifname=auto
+launch
+  + worker        launch-agent   start ranks 0-1
+  + head          launch-agent   start ranks 2-3
+
+ranks
+  node 'worker' (104.171.200.182): ranks 0-1
+  node 'head' (104.171.200.62): ranks 2-3
+
+Plan: 11 steps on 2 nodes, 4 ranks.
+)");
+}
+
+TEST(RenderPlanTextTest, EmptyPhasesSayNoChanges) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(ThreeNodeSpec(), {}));
+  std::string text = RenderPlanText(plan, /*color=*/false);
+  EXPECT_THAT(text, HasSubstr("\nbuild: no changes\nkeys: no changes\n"
+                              "sync: no changes\nenvironment\n"));
+  EXPECT_THAT(text, HasSubstr("  node 'n0' (10.1.0.1): rank 0\n"));
+  EXPECT_THAT(text, HasSubstr("  node 'n2' (10.1.0.3): ranks 3-5\n"));
+  EXPECT_THAT(text, HasSubstr("\nPlan: 9 steps on 3 nodes, 6 ranks.\n"));
+}
+
+TEST(RenderPlanTextTest, ColourOnlyWhenAsked) {
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
+  EXPECT_THAT(RenderPlanText(plan, false), Not(HasSubstr("\x1b[")));
+  std::string colored = RenderPlanText(plan, true);
+  EXPECT_THAT(colored, HasSubstr("\x1b[32m+\x1b[0m worker"));
+  EXPECT_THAT(colored, HasSubstr("\x1b[1mlaunch\x1b[0m\n"));
+}
+
+}  // namespace
+}  // namespace fleetplan
