@@ -18,6 +18,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "tools/agent/supervisor.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
@@ -68,7 +70,15 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Runs this node's ranks of a fleetplan job.\n"
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
-      "--log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...");
+      "--log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...\n"
+      "Flag names may be written with dashes or underscores.");
+  // --help lists the flags of this file (Abseil looks for a file named
+  // after the binary by default).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "agent_main.cc");
+  };
+  absl::SetFlagsUsageConfig(usage);
   std::vector<std::string> storage;
   std::vector<char*> args = UnderscoreFlagNames(argc, argv, &storage);
   std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
