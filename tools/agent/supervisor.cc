@@ -51,7 +51,7 @@ class Attempt {
   // Runs the ranks until all succeed, one fails, or a stop is asked for;
   // afterwards no rank runs. `statuses` gets each rank's exit status.
   Outcome Run(int attempt, std::map<int, int>* failed, std::map<int, int>* statuses) {
-    Start(attempt, statuses);
+    Start(attempt);
     Outcome outcome = Supervise(failed);
     if (outcome != Outcome::kSucceeded) {
       StopAll(All(), options_.grace_period, Forwarder());
@@ -71,7 +71,7 @@ class Attempt {
     WriteFully(options_.output_fd, absl::StrCat("[", options_.node, "] agent: ", text, "\n"));
   }
 
-  void Start(int attempt, std::map<int, int>* statuses) {
+  void Start(int attempt) {
     for (int i = 0; i < options_.nproc; ++i) {
       int rank = Rank(i);
       prefixers_.emplace_back(absl::StrCat("[", options_.node, "/", rank, "] "));
@@ -204,10 +204,9 @@ absl::StatusOr<AgentResult> RunSupervisor(const SupervisorOptions& options) {
     Outcome outcome = Attempt(options, run_dir).Run(attempt, &failed, &statuses);
     // A failure is blamed on the ranks that failed by themselves, not on
     // those the agent stopped because of it.
-    result.failed_rank = LowestFailingRank(failed.empty() ? statuses : failed);
-    result.status = result.failed_rank < 0
-                        ? 0
-                        : (failed.empty() ? statuses : failed).at(result.failed_rank);
+    const std::map<int, int>& blamed = failed.empty() ? statuses : failed;
+    result.failed_rank = LowestFailingRank(blamed);
+    result.status = result.failed_rank < 0 ? 0 : blamed.at(result.failed_rank);
     if (outcome != Outcome::kFailed || attempt >= options.restarts) break;
     result.restarts = attempt + 1;
     WriteFully(options.output_fd,
