@@ -19,6 +19,18 @@ const absl::Status& GetStatus(const absl::StatusOr<T>& status_or) {
   return status_or.status();
 }
 
+// A plain string stands for "contains this"; anything else is a matcher.
+inline ::testing::Matcher<std::string> MessageMatcher(const char* substring) {
+  return ::testing::HasSubstr(substring);
+}
+inline ::testing::Matcher<std::string> MessageMatcher(const std::string& substring) {
+  return ::testing::HasSubstr(substring);
+}
+template <typename M>
+::testing::Matcher<std::string> MessageMatcher(const M& matcher) {
+  return ::testing::MatcherCast<std::string>(matcher);
+}
+
 }  // namespace status_internal
 
 // Matches an OK absl::Status or absl::StatusOr.
@@ -35,7 +47,7 @@ MATCHER_P2(StatusIs, code, message_matcher, "") {
   *result_listener << "status is " << status;
   if (status.code() != code) return false;
   return ::testing::ExplainMatchResult(
-      ::testing::MatcherCast<std::string>(message_matcher),
+      status_internal::MessageMatcher(message_matcher),
       std::string(status.message()), result_listener);
 }
 
