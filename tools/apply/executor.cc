@@ -1,0 +1,540 @@
+#include "tools/apply/executor.h"
+
+#include <algorithm>
+#include <atomic>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "tools/apply/authorize_key.h"
+#include "tools/apply/launch_result.h"
+#include "tools/apply/local_build.h"
+#include "tools/apply/output_buffer.h"
+#include "tools/plan/node_scripts.h"
+#include "tools/process/files.h"
+#include "tools/sync/sync_tree.h"
+#include "tools/util/digest.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr absl::string_view kAgentName = "fleetplan-agent";
+
+// Runs fn(0..count-1) on up to `threads` threads; an index is handed out
+// only while `keep_going()` holds.
+template <typename Fn, typename Pred>
+void ParallelFor(size_t count, int threads, Fn fn, Pred keep_going) {
+  std::atomic<size_t> next{0};
+  auto worker = [&] {
+    while (keep_going()) {
+      size_t i = next.fetch_add(1);
+      if (i >= count) return;
+      fn(i);
+    }
+  };
+  size_t n = std::min<size_t>(count, std::max(threads, 1));
+  std::vector<std::thread> pool;
+  for (size_t i = 0; i < n; ++i) pool.emplace_back(worker);
+  for (std::thread& thread : pool) thread.join();
+}
+
+std::string Indent(absl::string_view text) {
+  return absl::StrCat("    ", absl::StrReplaceAll(text, {{"\n", "\n    "}}));
+}
+
+}  // namespace
+
+// What one step did.
+struct Executor::Outcome {
+  StepStatus status = StepStatus::kChanged;
+  std::string detail;   // shown beside the status
+  std::string failure;  // the full failure message (kFailed only)
+  int exit_status = 0;  // of the step's command, when it ran one
+
+  static Outcome Failed(std::string failure, int exit_status = 0) {
+    Outcome outcome;
+    outcome.status = StepStatus::kFailed;
+    outcome.failure = std::move(failure);
+    outcome.exit_status = exit_status;
+    return outcome;
+  }
+};
+
+std::string StepRecordPath(const NodeSpec& node, PhaseKind phase) {
+  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name, "/steps/",
+                                         PhaseName(phase)));
+}
+
+std::string SyncManifestPath(const NodeSpec& node) {
+  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name, "/manifest"));
+}
+
+Executor::Executor(const ClusterSpec& spec, const Plan& plan, const Manifest& source,
+                   ApplyOptions options, ProgressReporter& reporter)
+    : spec_(spec), plan_(plan), source_(source), options_(std::move(options)),
+      reporter_(reporter) {
+  cancels_[std::string(kControllerNode)] = std::make_unique<absl::Notification>();
+  for (const NodeSpec& node : spec_.nodes) {
+    cancels_[node.name] = std::make_unique<absl::Notification>();
+  }
+}
+
+Executor::~Executor() = default;
+
+ApplyResult Executor::Run() {
+  absl::Status opened = OpenConnections();
+  if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
+  for (const Phase& phase : plan_.phases) {
+    ApplyResult result =
+        phase.kind == PhaseKind::kLaunch ? RunLaunch(phase) : RunPhase(phase);
+    absl::MutexLock lock(&mu_);
+    if (interrupted_) return {kExitInterrupted, "interrupted"};
+    if (result.exit_code != 0) return result;
+  }
+  return {};
+}
+
+void Executor::Interrupt() {
+  {
+    absl::MutexLock lock(&mu_);
+    interrupted_ = true;
+  }
+  CancelAll();
+}
+
+void Executor::CancelAll() {
+  // Notify() twice is fatal, and the launch phase and Interrupt() may race.
+  static absl::Mutex cancel_mu(absl::kConstInit);
+  absl::MutexLock lock(&cancel_mu);
+  for (auto& [node, cancel] : cancels_) {
+    if (!cancel->HasBeenNotified()) cancel->Notify();
+  }
+}
+
+absl::Status Executor::OpenConnections() {
+  std::vector<absl::Status> errors(spec_.nodes.size());
+  std::vector<std::unique_ptr<Connection>> opened(spec_.nodes.size());
+  ParallelFor(
+      spec_.nodes.size(), options_.parallelism,
+      [&](size_t i) {
+        const NodeSpec& node = spec_.nodes[i];
+        absl::StatusOr<Transport*> transport =
+            TransportRegistry::Global().Find(node.transport);
+        if (!transport.ok()) {
+          errors[i] = transport.status();
+          return;
+        }
+        absl::StatusOr<std::unique_ptr<Connection>> connection =
+            (*transport)->Connect(spec_, node, options_.transport);
+        if (!connection.ok()) {
+          errors[i] = connection.status();
+          return;
+        }
+        opened[i] = *std::move(connection);
+      },
+      [] { return true; });
+  for (size_t i = 0; i < spec_.nodes.size(); ++i) {
+    if (!errors[i].ok()) {
+      return absl::Status(errors[i].code(),
+                          absl::StrCat("cannot connect to node '", spec_.nodes[i].name,
+                                       "' (", spec_.nodes[i].transport,
+                                       "): ", errors[i].message()));
+    }
+    connections_[spec_.nodes[i].name] = std::move(opened[i]);
+  }
+  return absl::OkStatus();
+}
+
+ApplyResult Executor::RunPhase(const Phase& phase) {
+  std::vector<const Step*> first, rest;
+  std::vector<Step> synthesized;
+  if (phase.kind == PhaseKind::kSync) {
+    std::vector<ExtraFile> extras;
+    {
+      absl::MutexLock lock(&mu_);
+      extras = built_;
+    }
+    if (!options_.agent_path.empty()) {
+      extras.push_back({options_.agent_path, absl::StrCat(".fleetplan/bin/", kAgentName)});
+    }
+    sync_manifest_ = source_;
+    absl::Status added = AddExtraFiles(extras, &sync_manifest_);
+    if (!added.ok()) {
+      return {kExitApplyFailed, absl::StrCat("sync: ", added.message())};
+    }
+    // Without [sync] the plan has no sync steps, but the agent and the built
+    // program must still reach every node.
+    if (phase.steps.empty() && !sync_manifest_.entries.empty()) {
+      for (const NodeSpec& node : spec_.nodes) {
+        Step& step = synthesized.emplace_back();
+        step.phase = PhaseKind::kSync;
+        step.node = node.name;
+        step.kind = "sync-tree";
+      }
+    }
+  }
+  for (const Step& step : phase.steps) {
+    // authorize-key needs the key that ensure-key prints.
+    (step.kind == "ensure-key" ? first : rest).push_back(&step);
+  }
+  for (const Step& step : synthesized) rest.push_back(&step);
+  RunSteps(first, options_.parallelism);
+  if (!Stopping()) RunSteps(rest, options_.parallelism);
+  absl::MutexLock lock(&mu_);
+  if (failed_) return {kExitApplyFailed, failure_};
+  return {};
+}
+
+void Executor::RunSteps(const std::vector<const Step*>& steps, int threads) {
+  ParallelFor(
+      steps.size(), threads, [&](size_t i) { RunOneStep(*steps[i]); },
+      [this] { return !Stopping(); });
+}
+
+void Executor::RunOneStep(const Step& step) {
+  reporter_.StepStarted(step);
+  absl::Time start = absl::Now();
+  Outcome outcome = Execute(step);
+  if (outcome.status == StepStatus::kFailed && CancelFor(step.node)->HasBeenNotified()) {
+    outcome.status = StepStatus::kCancelled;
+  }
+  reporter_.StepFinished(step, outcome.status, absl::Now() - start,
+                         outcome.status == StepStatus::kFailed ? "" : outcome.detail);
+  if (outcome.status == StepStatus::kChanged) {
+    absl::MutexLock lock(&mu_);
+    anything_changed_ = true;
+  }
+  if (outcome.status == StepStatus::kFailed) NoteFailure(outcome.failure);
+}
+
+void Executor::NoteFailure(std::string message) {
+  absl::MutexLock lock(&mu_);
+  if (failed_) return;  // the first failure is the one to report
+  failed_ = true;
+  failure_ = std::move(message);
+}
+
+bool Executor::Stopping() const {
+  absl::MutexLock lock(&mu_);
+  return failed_ || interrupted_;
+}
+
+const NodeSpec* Executor::FindNode(const std::string& name) const {
+  for (const NodeSpec& node : spec_.nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
+const absl::Notification* Executor::CancelFor(const std::string& node) const {
+  auto it = cancels_.find(node);
+  return it == cancels_.end() ? cancels_.at(std::string(kControllerNode)).get()
+                              : it->second.get();
+}
+
+Executor::Outcome Executor::Execute(const Step& step) {
+  if (step.kind == "bazel-build") return Build(step);
+  if (FindNode(step.node) == nullptr) {
+    return Outcome::Failed(absl::StrCat("phase ", PhaseName(step.phase),
+                                        ": the plan names node '", step.node,
+                                        "', which the spec does not list"));
+  }
+  if (step.kind == "ensure-key") return EnsureKey(step);
+  if (step.kind == "authorize-key") return AuthorizeKey(step);
+  if (step.kind == "sync-tree") return SyncNode(step);
+  if (step.kind == "write-env") return WriteEnv(step);
+  if (step.kind == "check") return RunCommandStep(step, /*hold_stdin=*/false);
+  if (step.kind == "launch-agent") return RunCommandStep(step, /*hold_stdin=*/true);
+  return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
+                                      PhaseName(step.phase), ": unknown step kind '",
+                                      step.kind, "'"));
+}
+
+// Skipped when the node recorded this hash after the last success.
+Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash) {
+  Outcome outcome;
+  if (options_.force || hash.empty()) return outcome;
+  absl::StatusOr<std::string> recorded =
+      connections_.at(step.node)->ReadFile(StepRecordPath(*FindNode(step.node), step.phase));
+  if (recorded.ok() && absl::StripAsciiWhitespace(*recorded) == hash) {
+    outcome.status = StepStatus::kUnchanged;
+  }
+  return outcome;
+}
+
+absl::Status Executor::Record(const Step& step, const std::string& hash) {
+  if (hash.empty()) return absl::OkStatus();
+  return connections_.at(step.node)->WriteFile(
+      StepRecordPath(*FindNode(step.node), step.phase), absl::StrCat(hash, "\n"), 0644);
+}
+
+Executor::Outcome Executor::Build(const Step& step) {
+  std::string label;
+  for (const auto& [key, value] : step.inputs) {
+    if (key == "targets") label = value;
+  }
+  std::string before;
+  if (absl::StatusOr<std::string> path = BuiltBinaryPath(options_.workspace, label);
+      path.ok()) {
+    absl::StatusOr<std::string> content = ReadFileToString(*path);
+    if (content.ok()) before = DigestHex(*content);
+  }
+  std::string output;
+  Outcome outcome = RunCommand(step, step.command, false, &output);
+  if (outcome.status == StepStatus::kFailed) return outcome;
+  absl::StatusOr<std::string> path = BuiltBinaryPath(options_.workspace, label);
+  if (!path.ok()) return Outcome::Failed(absl::StrCat("build: ", path.status().message()));
+  absl::StatusOr<std::string> content = ReadFileToString(*path);
+  if (!content.ok()) {
+    return Outcome::Failed(absl::StrCat("build: ", content.status().message()));
+  }
+  if (DigestHex(*content) == before) outcome.status = StepStatus::kUnchanged;
+  outcome.detail = *path;
+  absl::MutexLock lock(&mu_);
+  built_.push_back({*path, absl::StrCat(".fleetplan/bin/", LabelTargetName(label))});
+  return outcome;
+}
+
+Executor::Outcome Executor::EnsureKey(const Step& step) {
+  // Always runs: it only creates a key when missing, and the other nodes
+  // need the key it prints.
+  Outcome skip = Skippable(step, step.hash);
+  std::string output;
+  Outcome outcome = RunCommand(step, step.command, false, &output);
+  if (outcome.status == StepStatus::kFailed) return outcome;
+  std::optional<std::string> key = PublicKeyFromOutput(output);
+  if (!key.has_value()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node,
+                                        "', phase keys: ensure-key printed no public key"));
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    chief_key_ = *key;
+  }
+  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node, "': ", recorded.message()));
+  }
+  outcome.status = skip.status;
+  return outcome;
+}
+
+Executor::Outcome Executor::AuthorizeKey(const Step& step) {
+  std::string key;
+  {
+    absl::MutexLock lock(&mu_);
+    key = chief_key_;
+  }
+  if (key.empty()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node,
+                                        "', phase keys: the chief's key is unknown "
+                                        "(no ensure-key step ran)"));
+  }
+  // The recorded hash covers the key too: a new chief key is authorized.
+  std::string hash = Digester().Add(step.hash).Add(key).Hex();
+  if (Outcome skip = Skippable(step, hash); skip.status == StepStatus::kUnchanged) {
+    return skip;
+  }
+  std::string output;
+  Outcome outcome = RunCommand(step, AuthorizeKeyCommand(key), false, &output);
+  if (outcome.status == StepStatus::kFailed) return outcome;
+  if (absl::Status recorded = Record(step, hash); !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node, "': ", recorded.message()));
+  }
+  return outcome;
+}
+
+Executor::Outcome Executor::SyncNode(const Step& step) {
+  // SyncTree is incremental by itself, and built binaries are not in the
+  // step's hash, so it always runs.
+  const NodeSpec& node = *FindNode(step.node);
+  if (spec_.sync.enabled) {
+    if (absl::Status ok = CheckSyncTarget(spec_.sync.source, node.workdir); !ok.ok()) {
+      return Outcome::Failed(absl::StrCat("node '", node.name, "': ", ok.message()));
+    }
+  }
+  absl::StatusOr<SyncResult> result =
+      SyncTree(*connections_.at(node.name), sync_manifest_, node.workdir,
+               SyncManifestPath(node), options_.force);
+  if (!result.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: ",
+                                        result.status().message()));
+  }
+  Outcome outcome;
+  outcome.status = result->changed() ? StepStatus::kChanged : StepStatus::kUnchanged;
+  if (result->changed()) {
+    outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,
+                                  " bytes), ", result->files_removed, " removed");
+  }
+  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
+  }
+  return outcome;
+}
+
+Executor::Outcome Executor::WriteEnv(const Step& step) {
+  if (Outcome skip = Skippable(step, step.hash); skip.status == StepStatus::kUnchanged) {
+    return skip;
+  }
+  absl::Status written = connections_.at(step.node)->WriteFile(step.path, step.content, 0644);
+  if (written.ok()) written = Record(step, step.hash);
+  if (!written.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
+                                        PhaseName(step.phase), ": writing ", step.path,
+                                        ": ", written.message()));
+  }
+  return Outcome();
+}
+
+Executor::Outcome Executor::RunCommandStep(const Step& step, bool hold_stdin) {
+  if (!hold_stdin) {
+    if (Outcome skip = Skippable(step, step.hash); skip.status == StepStatus::kUnchanged) {
+      return skip;
+    }
+  }
+  std::string output;
+  Outcome outcome = RunCommand(step, step.command, hold_stdin, &output);
+  // The launch phase records its hashes itself, once the whole job succeeded.
+  if (outcome.status == StepStatus::kFailed || hold_stdin) return outcome;
+  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", step.node, "': ", recorded.message()));
+  }
+  return outcome;
+}
+
+Executor::Outcome Executor::RunCommand(const Step& step, const std::string& command,
+                                       bool hold_stdin, std::string* output) {
+  // Job output goes to the user line by line as it arrives; other steps'
+  // output is kept for the failure message.
+  std::function<void(absl::string_view)> on_line;
+  if (hold_stdin) {
+    on_line = [this, &step](absl::string_view line) { reporter_.OutputLine(step.node, line); };
+  }
+  OutputBuffer buffer(20, on_line);
+  const absl::Notification* cancel = CancelFor(step.node);
+  OutputCallback on_output = [&buffer](absl::string_view chunk) { buffer.Append(chunk); };
+  absl::StatusOr<int> status;
+  if (step.node == kControllerNode) {
+    status = RunLocalCommand(command, options_.workspace, on_output, cancel);
+  } else {
+    CommandSpec spec;
+    spec.command = command;
+    spec.hold_stdin = hold_stdin;
+    status = connections_.at(step.node)->Run(spec, on_output, cancel);
+  }
+  buffer.Flush();
+  *output = buffer.all();
+  std::string where = absl::StrCat("node '", step.node, "', phase ",
+                                   PhaseName(step.phase), ", step ", step.kind);
+  if (!status.ok()) {
+    return Outcome::Failed(absl::StrCat(where, ": ", status.status().message()));
+  }
+  if (*status != 0) {
+    std::string message = absl::StrCat(where, ": command exited with status ", *status,
+                                       "\n  command:\n", Indent(command));
+    std::string tail = buffer.Tail();
+    if (!tail.empty()) absl::StrAppend(&message, "\n  last output:\n", Indent(tail));
+    return Outcome::Failed(std::move(message), *status);
+  }
+  return Outcome();
+}
+
+ApplyResult Executor::RunLaunch(const Phase& phase) {
+  if (phase.steps.empty()) return {};
+  bool changed;
+  {
+    absl::MutexLock lock(&mu_);
+    changed = anything_changed_;
+  }
+  // All or nothing: a job whose ranks start on some nodes only would wait
+  // for the others forever.
+  bool all_recorded = !changed && !options_.force;
+  for (const Step& step : phase.steps) {
+    if (!all_recorded) break;
+    if (FindNode(step.node) == nullptr) all_recorded = false;
+    else all_recorded = Skippable(step, step.hash).status == StepStatus::kUnchanged;
+  }
+  if (all_recorded) {
+    for (const Step& step : phase.steps) {
+      reporter_.StepStarted(step);
+      reporter_.StepFinished(step, StepStatus::kUnchanged, absl::ZeroDuration(), "");
+    }
+    return {};
+  }
+
+  std::vector<std::optional<Outcome>> outcomes(phase.steps.size());
+  std::vector<bool> failed_first(phase.steps.size(), false);
+  ParallelFor(
+      phase.steps.size(), static_cast<int>(phase.steps.size()),
+      [&](size_t i) {
+        const Step& step = phase.steps[i];
+        reporter_.StepStarted(step);
+        absl::Time start = absl::Now();
+        // A result.json left by an earlier run must not be taken for this one.
+        if (const NodeSpec* node = FindNode(step.node); node != nullptr) {
+          connections_.at(step.node)
+              ->RemoveFiles(UnderWorkdir(*node, absl::StrCat(".fleetplan/nodes/",
+                                                             node->name, "/logs")),
+                            {"result.json"})
+              .IgnoreError();
+        }
+        Outcome outcome = Execute(step);
+        // A node that fails before anyone cancelled it is a cause; the
+        // others are stopped because of it.
+        if (outcome.status == StepStatus::kFailed) {
+          if (!CancelFor(step.node)->HasBeenNotified()) {
+            failed_first[i] = true;
+            CancelAll();
+          } else {
+            outcome.status = StepStatus::kCancelled;
+          }
+        }
+        reporter_.StepFinished(step, outcome.status, absl::Now() - start, outcome.detail);
+        outcomes[i] = std::move(outcome);
+      },
+      [] { return true; });
+
+  {
+    absl::MutexLock lock(&mu_);
+    if (interrupted_) return {kExitInterrupted, "interrupted"};
+  }
+  std::vector<NodeResult> results;
+  std::string first_message;
+  for (size_t i = 0; i < phase.steps.size(); ++i) {
+    if (!failed_first[i]) continue;
+    const Step& step = phase.steps[i];
+    if (first_message.empty()) first_message = outcomes[i]->failure;
+    NodeResult result;
+    result.node = step.node;
+    result.status = outcomes[i]->exit_status == 0 ? kExitApplyFailed : outcomes[i]->exit_status;
+    absl::StatusOr<std::string> json =
+        connections_.at(step.node)->ReadFile(ResultJsonPath(*FindNode(step.node)));
+    if (json.ok()) {
+      if (absl::StatusOr<NodeResult> parsed = ParseNodeResult(*json);
+          parsed.ok() && parsed->status != 0) {
+        result = *parsed;
+        result.node = step.node;
+      }
+    }
+    results.push_back(result);
+  }
+  if (std::optional<NodeResult> failure = FirstFailure(results); failure.has_value()) {
+    int code = failure->status > 0 && failure->status < 256 ? failure->status
+                                                              : kExitApplyFailed;
+    return {code, DescribeFailure(*failure)};
+  }
+  if (!first_message.empty()) return {kExitApplyFailed, first_message};
+  for (const Step& step : phase.steps) {
+    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+      return {kExitApplyFailed,
+              absl::StrCat("node '", step.node, "': ", recorded.message())};
+    }
+  }
+  return {};
+}
+
+}  // namespace fleetplan

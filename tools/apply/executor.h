@@ -1,0 +1,122 @@
+#ifndef FLEETPLAN_TOOLS_APPLY_EXECUTOR_H_
+#define FLEETPLAN_TOOLS_APPLY_EXECUTOR_H_
+
+// The executor runs a Plan: phases in order with a barrier between them,
+// the steps of a phase in parallel on up to `parallelism` threads, one
+// Connection per node (from the registry, opened at the start and reused).
+// A step whose hash the node recorded after an earlier success is skipped
+// ("unchanged"). The launch phase starts every node at once and stops them
+// all when one fails, like mpirun.
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "plugins/transport.h"
+#include "tools/apply/progress.h"
+#include "tools/plan/plan.h"
+#include "tools/spec/cluster_spec.h"
+#include "tools/sync/manifest.h"
+
+namespace fleetplan {
+
+struct ApplyOptions {
+  int parallelism = 10;
+  bool force = false;  // run every step even when its hash is recorded
+  TransportOptions transport;
+  // Where the build phase runs `bazel build`.
+  std::string workspace;
+  // The launch agent on this machine, synced to every node as
+  // .fleetplan/bin/fleetplan-agent; empty: none (tests).
+  std::string agent_path;
+};
+
+// Exit codes of apply besides a job's own status.
+inline constexpr int kExitApplyFailed = 1;
+inline constexpr int kExitInterrupted = 130;
+
+struct ApplyResult {
+  // 0; kExitApplyFailed when a step failed; the failing rank's exit status
+  // when the job failed; kExitInterrupted after Interrupt().
+  int exit_code = 0;
+  std::string message;  // why it failed
+};
+
+// `<workdir>/.fleetplan/nodes/<node>/steps/<phase>`: the hash of the
+// node's last successful step of that phase.
+std::string StepRecordPath(const NodeSpec& node, PhaseKind phase);
+
+// `<workdir>/.fleetplan/nodes/<node>/manifest`: what the last sync sent.
+std::string SyncManifestPath(const NodeSpec& node);
+
+class Executor {
+ public:
+  // `spec`, `plan`, `source` (the synced tree's manifest; empty without
+  // [sync]) and `reporter` must outlive the executor.
+  Executor(const ClusterSpec& spec, const Plan& plan, const Manifest& source,
+           ApplyOptions options, ProgressReporter& reporter);
+  ~Executor();
+
+  // Runs the plan once. Reports every step to the reporter, but not the end
+  // of the apply (the caller does).
+  ApplyResult Run();
+
+  // Stops the apply from any thread (a signal handler's thread): running
+  // commands are cancelled, no new step starts, Run returns
+  // kExitInterrupted once everything has stopped.
+  void Interrupt();
+
+ private:
+  struct Outcome;
+  class NodeOutput;
+
+  absl::Status OpenConnections();
+  ApplyResult RunPhase(const Phase& phase);
+  ApplyResult RunLaunch(const Phase& phase);
+  void RunSteps(const std::vector<const Step*>& steps, int threads);
+  void RunOneStep(const Step& step);
+  Outcome Execute(const Step& step);
+  Outcome Build(const Step& step);
+  Outcome EnsureKey(const Step& step);
+  Outcome AuthorizeKey(const Step& step);
+  Outcome SyncNode(const Step& step);
+  Outcome WriteEnv(const Step& step);
+  Outcome RunCommandStep(const Step& step, bool hold_stdin);
+  Outcome RunCommand(const Step& step, const std::string& command,
+                     bool hold_stdin, std::string* output);
+  Outcome Skippable(const Step& step, const std::string& hash);
+  absl::Status Record(const Step& step, const std::string& hash);
+  const NodeSpec* FindNode(const std::string& name) const;
+  const absl::Notification* CancelFor(const std::string& node) const;
+  void CancelAll();
+  void NoteFailure(std::string message) ABSL_LOCKS_EXCLUDED(mu_);
+  bool Stopping() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ClusterSpec& spec_;
+  const Plan& plan_;
+  const Manifest& source_;
+  const ApplyOptions options_;
+  ProgressReporter& reporter_;
+
+  // Set up before the phases run; read-only afterwards.
+  std::map<std::string, std::unique_ptr<Connection>> connections_;
+  std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
+
+  mutable absl::Mutex mu_;
+  bool interrupted_ ABSL_GUARDED_BY(mu_) = false;
+  bool failed_ ABSL_GUARDED_BY(mu_) = false;
+  std::string failure_ ABSL_GUARDED_BY(mu_);
+  bool anything_changed_ ABSL_GUARDED_BY(mu_) = false;
+  std::string chief_key_ ABSL_GUARDED_BY(mu_);
+  std::vector<ExtraFile> built_ ABSL_GUARDED_BY(mu_);
+  Manifest sync_manifest_;  // source_ plus built binaries and the agent
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_APPLY_EXECUTOR_H_

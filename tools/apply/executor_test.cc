@@ -1,0 +1,430 @@
+#include "tools/apply/executor.h"
+
+#include <stdlib.h>
+
+#include <functional>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "plugins/transport.h"
+#include "tools/process/files.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+// What a fake node does when asked to run a command.
+struct Reply {
+  int status = 0;
+  std::string output;
+  absl::Duration delay = absl::ZeroDuration();
+  bool until_cancelled = false;  // hold until the run is cancelled, then 143
+};
+
+// Every fake node's filesystem and a log of what ran, shared by all threads.
+struct World {
+  absl::Mutex mu;
+  std::map<std::string, std::string> files;  // absolute path → content
+  std::vector<std::string> runs;             // "node: command"
+  std::vector<std::string> sent;             // "node: path"
+  std::map<std::string, std::pair<absl::Time, absl::Time>> spans;  // per run
+  int running = 0;
+  int max_running = 0;
+  std::function<Reply(const std::string& node, const std::string& command)> reply =
+      [](const std::string&, const std::string&) { return Reply(); };
+};
+
+class FakeConnection : public Connection {
+ public:
+  FakeConnection(World* world, std::string node) : world_(world), node_(std::move(node)) {}
+
+  absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
+                          const absl::Notification* cancel) override {
+    absl::Time start = absl::Now();
+    Reply reply;
+    {
+      absl::MutexLock lock(&world_->mu);
+      world_->runs.push_back(absl::StrCat(node_, ": ", command.command));
+      world_->max_running = std::max(world_->max_running, ++world_->running);
+      reply = world_->reply(node_, command.command);
+    }
+    if (!reply.output.empty()) on_output(reply.output);
+    int status = reply.status;
+    if (reply.until_cancelled) {
+      cancel->WaitForNotification();
+      status = 143;
+    } else {
+      absl::SleepFor(reply.delay);
+    }
+    absl::MutexLock lock(&world_->mu);
+    --world_->running;
+    world_->spans[absl::StrCat(node_, ": ", command.command)] = {start, absl::Now()};
+    return status;
+  }
+
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override {
+    absl::MutexLock lock(&world_->mu);
+    auto it = world_->files.find(path);
+    if (it == world_->files.end()) return absl::NotFoundError(path);
+    return it->second;
+  }
+
+  absl::Status WriteFile(const std::string& path, absl::string_view content,
+                         uint32_t) override {
+    absl::MutexLock lock(&world_->mu);
+    world_->files[path] = std::string(content);
+    return absl::OkStatus();
+  }
+
+  absl::Status PutFiles(const std::vector<FileToSend>& files,
+                        const std::string& root) override {
+    for (const FileToSend& file : files) {
+      absl::StatusOr<std::string> content = ReadFileToString(file.local_path);
+      if (!content.ok()) return content.status();
+      absl::MutexLock lock(&world_->mu);
+      world_->files[absl::StrCat(root, "/", file.path)] = *content;
+      world_->sent.push_back(absl::StrCat(node_, ": ", file.path));
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status RemoveFiles(const std::string& root,
+                           const std::vector<std::string>& paths) override {
+    absl::MutexLock lock(&world_->mu);
+    for (const std::string& path : paths) world_->files.erase(absl::StrCat(root, "/", path));
+    return absl::OkStatus();
+  }
+
+ private:
+  World* world_;
+  std::string node_;
+};
+
+class FakeTransport : public Transport {
+ public:
+  explicit FakeTransport(World* world) : world_(world) {}
+  absl::Status ValidateNode(const ClusterSpec&, const NodeSpec&) const override {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<Connection>> Connect(const ClusterSpec&,
+                                                      const NodeSpec& node,
+                                                      const TransportOptions&) override {
+    if (node.address == "unreachable") return absl::UnavailableError("no route to host");
+    return std::make_unique<FakeConnection>(world_, node.name);
+  }
+
+ private:
+  World* world_;
+};
+
+// Records (node, phase, status) for every finished step.
+class RecordingReporter : public ProgressReporter {
+ public:
+  void StepStarted(const Step&) override {}
+  void StepFinished(const Step& step, StepStatus status, absl::Duration,
+                    absl::string_view) override {
+    absl::MutexLock lock(&mu_);
+    events_.push_back(absl::StrCat(step.node, " ", PhaseName(step.phase), " ",
+                                   StepStatusName(status)));
+  }
+  void OutputLine(absl::string_view node, absl::string_view line) override {
+    absl::MutexLock lock(&mu_);
+    lines_.push_back(absl::StrCat(node, "| ", line));
+  }
+  void Finished(bool, int, absl::string_view) override {}
+
+  std::vector<std::string> Events(absl::string_view phase) {
+    absl::MutexLock lock(&mu_);
+    std::vector<std::string> out;
+    for (const std::string& e : events_) {
+      if (absl::StrContains(e, absl::StrCat(" ", phase, " "))) out.push_back(e);
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  std::vector<std::string> lines() {
+    absl::MutexLock lock(&mu_);
+    return lines_;
+  }
+
+ private:
+  absl::Mutex mu_;
+  std::vector<std::string> events_;
+  std::vector<std::string> lines_;
+};
+
+ClusterSpec Spec(int nodes) {
+  ClusterSpec spec;
+  spec.name = "test";
+  for (int i = 0; i < nodes; ++i) {
+    NodeSpec& node = spec.nodes.emplace_back();
+    node.name = std::string(1, 'a' + i);
+    node.address = node.name;
+    node.transport = "fake";
+    node.workdir = absl::StrCat("/w/", node.name);
+    node.index = i;
+  }
+  return spec;
+}
+
+Step MakeStep(PhaseKind phase, const std::string& node, const std::string& kind,
+              const std::string& command) {
+  Step step;
+  step.phase = phase;
+  step.node = node;
+  step.kind = kind;
+  step.command = command;
+  step.hash = absl::StrCat("hash-", PhaseName(phase), "-", node, "-", command);
+  return step;
+}
+
+// A plan with a `check` step per node running `check <node>` and a
+// `launch-agent` step per node running `launch <node>`.
+Plan CheckAndLaunchPlan(const ClusterSpec& spec) {
+  Plan plan;
+  plan.phases.resize(2);
+  Phase& check = plan.phases[0];
+  check.kind = PhaseKind::kPreflight;
+  Phase& launch = plan.phases[1];
+  launch.kind = PhaseKind::kLaunch;
+  for (const NodeSpec& node : spec.nodes) {
+    check.steps.push_back(
+        MakeStep(PhaseKind::kPreflight, node.name, "check", "check " + node.name));
+    launch.steps.push_back(
+        MakeStep(PhaseKind::kLaunch, node.name, "launch-agent", "launch " + node.name));
+  }
+  return plan;
+}
+
+class ExecutorTest : public ::testing::Test {
+ protected:
+  ExecutorTest()
+      : override_("fake", std::make_unique<FakeTransport>(&world_)) {}
+
+  ApplyResult Apply(const ClusterSpec& spec, const Plan& plan, ApplyOptions options = {}) {
+    reporter_ = std::make_unique<RecordingReporter>();
+    Executor executor(spec, plan, source_, options, *reporter_);
+    return executor.Run();
+  }
+
+  World world_;
+  TransportRegistry::ScopedOverride override_;
+  Manifest source_;
+  std::unique_ptr<RecordingReporter> reporter_;
+};
+
+TEST_F(ExecutorTest, PhasesRunInOrderWithABarrier) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    // Node c's check is slow: no launch may start before it ends.
+    if (command == "check c") reply.delay = absl::Milliseconds(200);
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  ASSERT_EQ(result.exit_code, 0) << result.message;
+  absl::Time last_check_end = world_.spans["c: check c"].second;
+  for (const char* node : {"a", "b", "c"}) {
+    EXPECT_GE(world_.spans[absl::StrCat(node, ": launch ", node)].first, last_check_end)
+        << node;
+  }
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight changed", "b preflight changed",
+                          "c preflight changed"));
+  EXPECT_THAT(reporter_->Events("launch"),
+              ElementsAre("a launch changed", "b launch changed", "c launch changed"));
+}
+
+TEST_F(ExecutorTest, ParallelismBoundIsHonoured) {
+  ClusterSpec spec = Spec(6);
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases.pop_back();
+  world_.reply = [](const std::string&, const std::string&) {
+    Reply reply;
+    reply.delay = absl::Milliseconds(60);
+    return reply;
+  };
+  ApplyOptions options;
+  options.parallelism = 2;
+  ApplyResult result = Apply(spec, plan, options);
+  ASSERT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_EQ(world_.max_running, 2);
+  EXPECT_EQ(world_.runs.size(), 6u);
+}
+
+TEST_F(ExecutorTest, RecordedStepsAreSkippedUnlessForced) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_EQ(world_.files["/w/a/.fleetplan/nodes/a/steps/preflight"],
+            plan.phases[0].steps[0].hash + "\n");
+  ASSERT_EQ(world_.runs.size(), 4u);
+
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_EQ(world_.runs.size(), 4u) << "nothing runs again";
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight unchanged", "b preflight unchanged"));
+  EXPECT_THAT(reporter_->Events("launch"),
+              ElementsAre("a launch unchanged", "b launch unchanged"));
+
+  // A changed step runs again, and so does the job that depends on it.
+  plan.phases[0].steps[1].hash = "new";
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight unchanged", "b preflight changed"));
+  EXPECT_THAT(reporter_->Events("launch"),
+              ElementsAre("a launch changed", "b launch changed"));
+  EXPECT_EQ(world_.runs.size(), 7u);
+
+  ApplyOptions force;
+  force.force = true;
+  ASSERT_EQ(Apply(spec, plan, force).exit_code, 0);
+  EXPECT_EQ(world_.runs.size(), 11u);
+}
+
+TEST_F(ExecutorTest, FailureStopsLaterPhasesAndNamesEverything) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (command == "check b") {
+      reply.status = 3;
+      for (int i = 1; i <= 30; ++i) absl::StrAppend(&reply.output, "line ", i, "\n");
+      reply.output += "disk full";
+    }
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message, HasSubstr("node 'b'"));
+  EXPECT_THAT(result.message, HasSubstr("phase preflight"));
+  EXPECT_THAT(result.message, HasSubstr("check b"));
+  EXPECT_THAT(result.message, HasSubstr("status 3"));
+  EXPECT_THAT(result.message, HasSubstr("disk full"));
+  EXPECT_THAT(result.message, HasSubstr("line 30"));
+  EXPECT_THAT(result.message, ::testing::Not(HasSubstr("line 5\n")));
+  for (const std::string& run : world_.runs) {
+    EXPECT_FALSE(absl::StrContains(run, "launch")) << run;
+  }
+  EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/preflight"), 0u);
+  EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
+}
+
+TEST_F(ExecutorTest, FailingRankStopsTheOtherNodesAndIsNamed) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [this](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (command == "launch b") {
+      reply.delay = absl::Milliseconds(50);
+      reply.status = 1;
+      reply.output = "[b/3] boom\n";
+      world_.files["/w/b/.fleetplan/nodes/b/logs/result.json"] =
+          R"({"node":"b","status":1,"failed_rank":3,"restarts":0,"run_id":"r"})";
+    } else if (absl::StartsWith(command, "launch")) {
+      reply.until_cancelled = true;
+    }
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.message, "rank 3 on node 'b' failed with exit status 1");
+  EXPECT_THAT(reporter_->Events("launch"),
+              ElementsAre("a launch cancelled", "b launch failed", "c launch cancelled"));
+  EXPECT_THAT(reporter_->lines(), ElementsAre("b| [b/3] boom"));
+  EXPECT_EQ(world_.files.count("/w/a/.fleetplan/nodes/a/steps/launch"), 0u)
+      << "a failed job is not recorded";
+}
+
+TEST_F(ExecutorTest, InterruptCancelsAndExits130) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string&, const std::string& command) {
+    Reply reply;
+    reply.until_cancelled = absl::StartsWith(command, "launch");
+    return reply;
+  };
+  reporter_ = std::make_unique<RecordingReporter>();
+  Executor executor(spec, plan, source_, ApplyOptions(), *reporter_);
+  std::thread interrupter([&] {
+    absl::SleepFor(absl::Milliseconds(100));
+    executor.Interrupt();
+  });
+  ApplyResult result = executor.Run();
+  interrupter.join();
+  EXPECT_EQ(result.exit_code, kExitInterrupted);
+}
+
+TEST_F(ExecutorTest, UnreachableNodeFailsBeforeAnythingRuns) {
+  ClusterSpec spec = Spec(2);
+  spec.nodes[1].address = "unreachable";
+  ApplyResult result = Apply(spec, CheckAndLaunchPlan(spec));
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message, HasSubstr("cannot connect to node 'b'"));
+  EXPECT_THAT(result.message, HasSubstr("no route to host"));
+  EXPECT_THAT(world_.runs, IsEmpty());
+}
+
+TEST_F(ExecutorTest, AgentIsSyncedEvenWithoutASyncPhaseAndOnlyOnce) {
+  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
+  std::string agent = dir + "/fake-agent";
+  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  ClusterSpec spec = Spec(2);
+  Plan plan;
+  plan.phases.emplace_back().kind = PhaseKind::kSync;
+  ApplyOptions options;
+  options.agent_path = agent;
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(world_.sent, ::testing::UnorderedElementsAre(
+                               "a: .fleetplan/bin/fleetplan-agent",
+                               "b: .fleetplan/bin/fleetplan-agent"));
+  EXPECT_EQ(world_.files["/w/a/.fleetplan/bin/fleetplan-agent"], "#!/bin/sh\n");
+  EXPECT_THAT(reporter_->Events("sync"), ElementsAre("a sync changed", "b sync changed"));
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_EQ(world_.sent.size(), 2u);
+  EXPECT_THAT(reporter_->Events("sync"),
+              ElementsAre("a sync unchanged", "b sync unchanged"));
+}
+
+TEST_F(ExecutorTest, ChiefKeyIsAuthorizedOnTheOthers) {
+  ClusterSpec spec = Spec(3);
+  Plan plan;
+  Phase& keys = plan.phases.emplace_back();
+  keys.kind = PhaseKind::kKeys;
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", "authorize-key", ""));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", "ensure-key", "ensure"));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", "authorize-key", ""));
+  world_.reply = [](const std::string&, const std::string& command) {
+    Reply reply;
+    if (command == "ensure") reply.output = "Generating...\nssh-ed25519 AAAAC3Nza chief@a\n";
+    return reply;
+  };
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  ASSERT_EQ(world_.runs.size(), 3u);
+  EXPECT_EQ(world_.runs[0], "a: ensure");
+  EXPECT_THAT(world_.runs[1], HasSubstr("ssh-ed25519 AAAAC3Nza chief@a"));
+  EXPECT_THAT(world_.runs[2], HasSubstr("authorized_keys"));
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_EQ(world_.runs.size(), 4u) << "only ensure-key runs again";
+  EXPECT_THAT(reporter_->Events("keys"),
+              ElementsAre("a keys unchanged", "b keys unchanged", "c keys unchanged"));
+}
+
+}  // namespace
+}  // namespace fleetplan

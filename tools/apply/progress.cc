@@ -1,0 +1,223 @@
+#include "tools/apply/progress.h"
+
+#include <map>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
+#include "nlohmann/json.hpp"
+
+namespace fleetplan {
+namespace {
+
+constexpr absl::string_view kReset = "\033[0m";
+
+absl::string_view StatusColor(StepStatus status) {
+  switch (status) {
+    case StepStatus::kRunning:
+      return "\033[36m";  // cyan
+    case StepStatus::kChanged:
+      return "\033[33m";  // yellow, like ansible's "changed"
+    case StepStatus::kUnchanged:
+      return "\033[32m";  // green
+    case StepStatus::kFailed:
+    case StepStatus::kCancelled:
+      return "\033[31m";  // red
+  }
+  return "";
+}
+
+std::string Seconds(absl::Duration elapsed) {
+  return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(elapsed));
+}
+
+class PlainReporter : public ProgressReporter {
+ public:
+  PlainReporter(std::FILE* out, bool color) : out_(out), color_(color) {}
+
+  void StepStarted(const Step&) override {}
+
+  void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
+                    absl::string_view detail) override {
+    std::string name(StepStatusName(status));
+    if (color_) name = absl::StrCat(StatusColor(status), name, kReset);
+    std::string line = absl::StrCat("[", step.node, "] ", PhaseName(step.phase), ": ",
+                                    name, " (", Seconds(elapsed), ")");
+    if (!detail.empty()) absl::StrAppend(&line, " ", detail);
+    Print(line);
+  }
+
+  void OutputLine(absl::string_view, absl::string_view line) override { Print(line); }
+
+  void Finished(bool ok, int, absl::string_view message) override {
+    if (ok) {
+      Print("apply complete");
+    } else {
+      Print(absl::StrCat(color_ ? "\033[31m" : "", "apply failed: ", message,
+                         color_ ? kReset : ""));
+    }
+  }
+
+ private:
+  void Print(absl::string_view line) {
+    absl::MutexLock lock(&mu_);
+    std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());
+    std::fflush(out_);
+  }
+
+  absl::Mutex mu_;
+  std::FILE* out_;
+  bool color_;
+};
+
+class JsonReporter : public ProgressReporter {
+ public:
+  explicit JsonReporter(std::FILE* out) : out_(out) {}
+
+  void StepStarted(const Step& step) override {
+    Emit({{"event", "step"}, {"node", step.node}, {"phase", std::string(PhaseName(step.phase))},
+          {"kind", step.kind}, {"status", "running"}});
+  }
+
+  void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
+                    absl::string_view detail) override {
+    Emit({{"event", "step"}, {"node", step.node}, {"phase", std::string(PhaseName(step.phase))},
+          {"kind", step.kind}, {"status", std::string(StepStatusName(status))},
+          {"seconds", absl::ToDoubleSeconds(elapsed)}, {"detail", std::string(detail)}});
+  }
+
+  void OutputLine(absl::string_view node, absl::string_view line) override {
+    Emit({{"event", "output"}, {"node", std::string(node)}, {"line", std::string(line)}});
+  }
+
+  void Finished(bool ok, int exit_code, absl::string_view message) override {
+    Emit({{"event", "done"}, {"ok", ok}, {"exit_code", exit_code}, {"message", std::string(message)}});
+  }
+
+ private:
+  void Emit(const nlohmann::json& event) {
+    // Output lines need not be UTF-8; replace bad bytes rather than throw.
+    std::string text = event.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    absl::MutexLock lock(&mu_);
+    std::fprintf(out_, "%s\n", text.c_str());
+    std::fflush(out_);
+  }
+
+  absl::Mutex mu_;
+  std::FILE* out_;
+};
+
+// One line per node, redrawn in place below the job's output.
+class LiveReporter : public ProgressReporter {
+ public:
+  LiveReporter(std::FILE* out, bool color, std::vector<std::string> nodes)
+      : out_(out), color_(color), nodes_(std::move(nodes)) {
+    for (const std::string& node : nodes_) lines_[node] = "waiting";
+  }
+
+  void StepStarted(const Step& step) override {
+    Update(step.node, absl::StrCat(PhaseName(step.phase), ": ",
+                                   Colored(StepStatus::kRunning), "…"));
+  }
+
+  void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
+                    absl::string_view detail) override {
+    std::string line = absl::StrCat(PhaseName(step.phase), ": ", Colored(status), " (",
+                                    Seconds(elapsed), ")");
+    if (!detail.empty() && status != StepStatus::kFailed) {
+      absl::StrAppend(&line, " ", detail);
+    }
+    Update(step.node, line);
+  }
+
+  void OutputLine(absl::string_view, absl::string_view line) override {
+    absl::MutexLock lock(&mu_);
+    Erase();
+    std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());
+    Draw();
+  }
+
+  void Finished(bool ok, int, absl::string_view message) override {
+    absl::MutexLock lock(&mu_);
+    Erase();
+    Draw();
+    drawn_ = 0;  // leave the final table on screen
+    if (ok) {
+      std::fprintf(out_, "apply complete\n");
+    } else {
+      std::fprintf(out_, "%sapply failed: %.*s%s\n", color_ ? "\033[31m" : "",
+                   static_cast<int>(message.size()), message.data(),
+                   color_ ? "\033[0m" : "");
+    }
+    std::fflush(out_);
+  }
+
+ private:
+  std::string Colored(StepStatus status) {
+    if (!color_) return std::string(StepStatusName(status));
+    return absl::StrCat(StatusColor(status), StepStatusName(status), kReset);
+  }
+
+  void Update(const std::string& node, std::string line) {
+    absl::MutexLock lock(&mu_);
+    lines_[node] = std::move(line);
+    Erase();
+    Draw();
+  }
+
+  // Moves the cursor up over the table and clears it.
+  void Erase() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (int i = 0; i < drawn_; ++i) std::fputs("\033[1A\033[2K", out_);
+    drawn_ = 0;
+  }
+
+  void Draw() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    for (const std::string& node : nodes_) {
+      std::fprintf(out_, "  %-20s %s\n", node.c_str(), lines_[node].c_str());
+      ++drawn_;
+    }
+    std::fflush(out_);
+  }
+
+  absl::Mutex mu_;
+  std::FILE* out_;
+  bool color_;
+  std::vector<std::string> nodes_;
+  std::map<std::string, std::string> lines_ ABSL_GUARDED_BY(mu_);
+  int drawn_ ABSL_GUARDED_BY(mu_) = 0;
+};
+
+}  // namespace
+
+absl::string_view StepStatusName(StepStatus status) {
+  switch (status) {
+    case StepStatus::kRunning:
+      return "running";
+    case StepStatus::kChanged:
+      return "changed";
+    case StepStatus::kUnchanged:
+      return "unchanged";
+    case StepStatus::kFailed:
+      return "failed";
+    case StepStatus::kCancelled:
+      return "cancelled";
+  }
+  return "unknown";
+}
+
+std::unique_ptr<ProgressReporter> MakeReporter(ReportStyle style, std::FILE* out,
+                                               bool color,
+                                               std::vector<std::string> nodes) {
+  switch (style) {
+    case ReportStyle::kJson:
+      return std::make_unique<JsonReporter>(out);
+    case ReportStyle::kLive:
+      return std::make_unique<LiveReporter>(out, color, std::move(nodes));
+    case ReportStyle::kPlain:
+      break;
+  }
+  return std::make_unique<PlainReporter>(out, color);
+}
+
+}  // namespace fleetplan

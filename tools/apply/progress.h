@@ -1,0 +1,52 @@
+#ifndef FLEETPLAN_TOOLS_APPLY_PROGRESS_H_
+#define FLEETPLAN_TOOLS_APPLY_PROGRESS_H_
+
+// How apply shows what it does: a live line per node on a terminal, plain
+// `[node] phase: changed (1.2s)` lines otherwise, or JSON event lines for
+// machines. The executor calls a ProgressReporter from many threads.
+
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "tools/plan/plan.h"
+
+namespace fleetplan {
+
+enum class StepStatus { kRunning, kChanged, kUnchanged, kFailed, kCancelled };
+
+// "running", "changed", "unchanged", "failed", "cancelled".
+absl::string_view StepStatusName(StepStatus status);
+
+class ProgressReporter {
+ public:
+  virtual ~ProgressReporter() = default;
+
+  // A step began on its node.
+  virtual void StepStarted(const Step& step) = 0;
+  // A step ended; `detail` says what it did ("3 files, 12 KiB") or why it
+  // failed, and may be empty.
+  virtual void StepFinished(const Step& step, StepStatus status,
+                            absl::Duration elapsed, absl::string_view detail) = 0;
+  // One complete line of a node's job output (the agent prefixes
+  // `[node/rank]`), without its newline.
+  virtual void OutputLine(absl::string_view node, absl::string_view line) = 0;
+  // The end of the apply: `ok`, and the message when it failed.
+  virtual void Finished(bool ok, int exit_code, absl::string_view message) = 0;
+};
+
+enum class ReportStyle { kPlain, kLive, kJson };
+
+// A reporter writing to `out` (not owned). kLive redraws one line per node
+// in `nodes` and needs a terminal; `color` adds ANSI colours (kLive and
+// kPlain only).
+std::unique_ptr<ProgressReporter> MakeReporter(ReportStyle style, std::FILE* out,
+                                               bool color,
+                                               std::vector<std::string> nodes);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_APPLY_PROGRESS_H_
