@@ -69,7 +69,10 @@ std::string StepHash(const Step& step) {
 // Builds the steps of one phase; each Add finishes its step with its hash.
 class PhaseBuilder {
  public:
-  explicit PhaseBuilder(PhaseKind kind) { phase_.kind = kind; }
+  PhaseBuilder(PhaseKind kind, size_t expected_steps) {
+    phase_.kind = kind;
+    phase_.steps.reserve(expected_steps);
+  }
 
   Step& Add(absl::string_view node, absl::string_view kind) {
     Finish();
@@ -94,7 +97,7 @@ class PhaseBuilder {
 };
 
 Phase BuildPhase(const ClusterSpec& spec) {
-  PhaseBuilder phase(PhaseKind::kBuild);
+  PhaseBuilder phase(PhaseKind::kBuild, 1);
   if (IsBazelLabel(spec.job.program)) {
     Step& step = phase.Add(kControllerNode, "bazel-build");
     step.inputs = {{"targets", spec.job.program}};
@@ -104,7 +107,7 @@ Phase BuildPhase(const ClusterSpec& spec) {
 }
 
 Phase KeysPhase(const ClusterSpec& spec) {
-  PhaseBuilder phase(PhaseKind::kKeys);
+  PhaseBuilder phase(PhaseKind::kKeys, spec.nodes.size());
   if (!spec.keys.distribute) return std::move(phase).Build();
   const NodeSpec& chief = spec.chief();
   for (const NodeSpec& node : spec.nodes) {
@@ -119,7 +122,7 @@ Phase KeysPhase(const ClusterSpec& spec) {
 }
 
 Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
-  PhaseBuilder phase(PhaseKind::kSync);
+  PhaseBuilder phase(PhaseKind::kSync, spec.nodes.size());
   if (!spec.sync.enabled) return std::move(phase).Build();
   std::string exclude = absl::StrJoin(spec.sync.exclude, ",");
   for (const NodeSpec& node : spec.nodes) {
@@ -134,7 +137,7 @@ Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
 
 Phase EnvironmentPhase(const ClusterSpec& spec,
                        const std::vector<std::vector<NodeVar>>& node_envs) {
-  PhaseBuilder phase(PhaseKind::kEnvironment);
+  PhaseBuilder phase(PhaseKind::kEnvironment, spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, "write-env");
@@ -157,7 +160,7 @@ std::string PythonDescription(const PythonEnv& python) {
 }
 
 Phase PreflightPhase(const ClusterSpec& spec) {
-  PhaseBuilder phase(PhaseKind::kPreflight);
+  PhaseBuilder phase(PhaseKind::kPreflight, spec.nodes.size());
   const NodeSpec& chief = spec.chief();
   for (const NodeSpec& node : spec.nodes) {
     Step& step = phase.Add(node.name, "check");
@@ -180,7 +183,7 @@ Phase PreflightPhase(const ClusterSpec& spec) {
 }
 
 Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) {
-  PhaseBuilder phase(PhaseKind::kLaunch);
+  PhaseBuilder phase(PhaseKind::kLaunch, spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     phase.Add(node.name, "launch-agent").command =

@@ -56,6 +56,37 @@ TEST(PlanJsonTest, Layout) {
   EXPECT_EQ(rank["env"]["MASTER_ADDR"], "10.0.0.5");
 }
 
+std::string DumpOfPlanToJson(const Plan& plan) {
+  return PlanToJson(plan).dump(2, ' ', /*ensure_ascii=*/false,
+                               nlohmann::json::error_handler_t::replace) +
+         "\n";
+}
+
+// RenderPlanJson writes JSON itself for speed; it must match the document.
+TEST(PlanJsonTest, RenderMatchesTheJsonDocument) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.env.emplace_back("HOSTILE", "\"q\" \\ \b\f\n\r\t\x01\x1f\x7f /");
+  spec.env.emplace_back("UTF8", "naïve ✓ 日本 \xf0\x9f\x98\x80");
+  spec.env.emplace_back("BAD", "\xff\xfe x \xc3");
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {"src"}));
+  EXPECT_EQ(RenderPlanJson(plan), DumpOfPlanToJson(plan));
+}
+
+TEST(PlanJsonTest, RenderMatchesForHandMadePlans) {
+  Plan plan;
+  EXPECT_EQ(RenderPlanJson(plan), DumpOfPlanToJson(plan));
+  plan.phases.push_back(Phase{PhaseKind::kSync, {}});
+  Step step;
+  step.node = "n";
+  step.kind = "k";
+  step.inputs = {{"b", "1"}, {"a", "2"}, {"b", "3"}};  // unsorted, repeated
+  plan.phases.push_back(Phase{PhaseKind::kLaunch, {step, step}});
+  RankEnv rank;
+  rank.env = {{"Z", "z"}, {"A", "a"}};
+  plan.ranks = {rank, RankEnv()};
+  EXPECT_EQ(RenderPlanJson(plan), DumpOfPlanToJson(plan));
+}
+
 TEST(PlanJsonTest, EndsInANewlineAndSurvivesBadUtf8) {
   ClusterSpec spec = TwoByTwoSpec();
   spec.env.emplace_back("BYTES", "\xff\xfe");
