@@ -1,0 +1,64 @@
+// `apply`: does what `plan` shows — builds the program, distributes keys,
+// syncs the sources, writes each node's environment, checks the nodes and
+// launches the job on all of them, then waits for it and exits with its
+// status.
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "tools/cli/commands.h"
+#include "tools/cli/flags.h"
+
+ABSL_FLAG(int, parallelism, 10, "Run at most this many nodes' steps at once.");
+ABSL_FLAG(bool, force, false, "Run every step, even those the nodes have done already.");
+ABSL_FLAG(bool, json, false, "Print progress as JSON event lines.");
+ABSL_FLAG(std::string, color, "auto", "Colour the output: auto, always or never.");
+ABSL_FLAG(bool, accept_new_host_keys, false,
+          "ssh: add unknown host keys to known_hosts instead of refusing them "
+          "(changed keys are always refused).");
+ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
+ABSL_FLAG(bool, destroy, false,
+          "Remove what apply created for each node (e.g. docker containers) and exit.");
+ABSL_FLAG(std::string, workspace, "",
+          "The Bazel workspace to build in (default: the one `bazel run` names, "
+          "else the current directory).");
+ABSL_FLAG(std::string, agent, "",
+          "The fleetplan-agent binary to ship (default: the one in apply's runfiles).");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "applies a cluster spec or a saved plan: builds, syncs, configures and "
+      "starts the job on every node, and exits with the job's status.\n"
+      "usage: apply [flags] SPEC.toml | PLAN.json\n"
+      "exit codes: 0 done, 1 apply failed (or the failing rank's status), "
+      "2 bad input or stale plan, 130 interrupted");
+  std::vector<std::string> args = fleetplan::NormalizeFlagNames(argc, argv);
+  if (absl::Status known = fleetplan::CheckFlagsDefined(args); !known.ok()) {
+    fprintf(stderr, "apply: %s\n", std::string(known.message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
+  std::vector<char*> raw;
+  for (std::string& arg : args) raw.push_back(arg.data());
+  std::vector<char*> positional = absl::ParseCommandLine(raw.size(), raw.data());
+  if (positional.size() != 2) {
+    fprintf(stderr, "apply: expected one spec or saved plan (see --help)\n");
+    return fleetplan::kExitBadInput;
+  }
+  fleetplan::ApplyCommand command;
+  command.target = positional[1];
+  command.argv0 = argv[0];
+  command.json = absl::GetFlag(FLAGS_json);
+  command.color = absl::GetFlag(FLAGS_color);
+  command.destroy = absl::GetFlag(FLAGS_destroy);
+  command.workspace = absl::GetFlag(FLAGS_workspace);
+  command.agent = absl::GetFlag(FLAGS_agent);
+  command.options.parallelism = absl::GetFlag(FLAGS_parallelism);
+  command.options.force = absl::GetFlag(FLAGS_force);
+  command.options.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  command.options.transport.accept_new_host_keys =
+      absl::GetFlag(FLAGS_accept_new_host_keys);
+  return fleetplan::RunApplyCommand(command);
+}

@@ -1,0 +1,149 @@
+#include "tools/cli/commands.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <memory>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "plugins/transport.h"
+#include "tools/apply/progress.h"
+#include "tools/cli/flags.h"
+#include "tools/cli/paths.h"
+#include "tools/cli/prepare.h"
+#include "tools/cli/saved_plan.h"
+#include "tools/plan/render.h"
+#include "tools/process/files.h"
+
+namespace fleetplan {
+namespace {
+
+int Fail(absl::string_view command, absl::string_view message, int code) {
+  std::fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
+               static_cast<int>(message.size()), message.data());
+  return code;
+}
+
+// The plan to apply: computed from a spec, or a saved one that must still
+// match what computing it now gives.
+absl::StatusOr<Prepared> PrepareTarget(const std::string& target) {
+  std::string path = ResolveUserPath(target);
+  if (!LooksLikeSavedPlan(path)) return PrepareFromFile(path);
+  absl::StatusOr<std::string> json = ReadFileToString(path);
+  if (!json.ok()) return json.status();
+  absl::StatusOr<SavedPlanRef> saved = ParseSavedPlan(*json);
+  if (!saved.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", saved.status().message()));
+  }
+  absl::StatusOr<Prepared> fresh = PrepareFromFile(saved->spec_path);
+  if (!fresh.ok()) return fresh.status();
+  absl::Status current = CheckPlanCurrent(*saved, fresh->plan, fresh->spec.sync.source);
+  if (!current.ok()) return current;
+  return fresh;
+}
+
+int Destroy(const ClusterSpec& spec) {
+  int code = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
+    absl::Status status = transport.ok() ? (*transport)->Destroy(spec, node)
+                                         : transport.status();
+    if (status.ok()) {
+      std::printf("[%s] destroyed\n", node.name.c_str());
+    } else {
+      std::fprintf(stderr, "[%s] destroy failed: %s\n", node.name.c_str(),
+                   std::string(status.message()).c_str());
+      code = kExitApplyFailed;
+    }
+  }
+  return code;
+}
+
+// Turns SIGINT/SIGTERM into a call of the current interrupt handler, from a
+// thread of its own rather than from signal context.
+class SignalWatcher {
+ public:
+  SignalWatcher() {
+    sigemptyset(&signals_);
+    sigaddset(&signals_, SIGINT);
+    sigaddset(&signals_, SIGTERM);
+    // Blocked before any other thread starts, so every thread inherits it.
+    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
+    std::thread([this] {
+      int signal = 0;
+      while (sigwait(&signals_, &signal) == 0) {
+        absl::MutexLock lock(&mu_);
+        if (executor_ != nullptr) executor_->Interrupt();
+      }
+    }).detach();
+  }
+
+  void Watch(Executor* executor) {
+    absl::MutexLock lock(&mu_);
+    executor_ = executor;
+  }
+
+ private:
+  sigset_t signals_;
+  absl::Mutex mu_;
+  Executor* executor_ ABSL_GUARDED_BY(mu_) = nullptr;
+};
+
+}  // namespace
+
+int RunPlanCommand(const PlanCommand& command) {
+  absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
+  if (!color.ok()) return Fail("plan", color.status().message(), kExitBadInput);
+  absl::StatusOr<Prepared> prepared = PrepareFromFile(ResolveUserPath(command.spec));
+  if (!prepared.ok()) return Fail("plan", prepared.status().message(), kExitBadInput);
+  const Plan& plan = prepared->plan;
+  std::string text = command.json ? RenderPlanJson(plan) : RenderPlanText(plan, *color);
+  std::fputs(text.c_str(), stdout);
+  if (!command.out.empty()) {
+    std::string out = ResolveUserPath(command.out);
+    absl::Status saved = SavePlan(plan, out);
+    if (!saved.ok()) return Fail("plan", saved.message(), kExitApplyFailed);
+    // On stderr, so that `plan --json` output stays one JSON document.
+    std::fprintf(stderr, "Saved the plan to %s; apply exactly this plan with:\n"
+                         "  bazel run //tools:apply -- %s\n", out.c_str(), out.c_str());
+  }
+  return 0;
+}
+
+int RunApplyCommand(ApplyCommand command) {
+  static SignalWatcher* watcher = new SignalWatcher();
+  absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
+  if (!color.ok()) return Fail("apply", color.status().message(), kExitBadInput);
+  if (command.options.parallelism < 1) {
+    return Fail("apply", "--parallelism must be at least 1", kExitBadInput);
+  }
+  absl::StatusOr<Prepared> prepared = PrepareTarget(command.target);
+  if (!prepared.ok()) return Fail("apply", prepared.status().message(), kExitBadInput);
+  if (command.destroy) return Destroy(prepared->spec);
+
+  absl::StatusOr<std::string> agent = FindAgent(command.argv0, command.agent);
+  if (!agent.ok()) return Fail("apply", agent.status().message(), kExitApplyFailed);
+  command.options.agent_path = *agent;
+  command.options.workspace = WorkspaceDirectory(command.workspace);
+
+  std::vector<std::string> nodes;
+  for (const NodeSpec& node : prepared->spec.nodes) nodes.push_back(node.name);
+  ReportStyle style = command.json                    ? ReportStyle::kJson
+                      : isatty(STDOUT_FILENO) == 1 ? ReportStyle::kLive
+                                                   : ReportStyle::kPlain;
+  std::unique_ptr<ProgressReporter> reporter =
+      MakeReporter(style, stdout, *color && !command.json, nodes);
+  Executor executor(prepared->spec, prepared->plan, prepared->source, command.options,
+                    *reporter);
+  watcher->Watch(&executor);
+  ApplyResult result = executor.Run();
+  watcher->Watch(nullptr);
+  reporter->Finished(result.exit_code == 0, result.exit_code, result.message);
+  return result.exit_code;
+}
+
+}  // namespace fleetplan

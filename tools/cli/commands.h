@@ -1,0 +1,40 @@
+#ifndef FLEETPLAN_TOOLS_CLI_COMMANDS_H_
+#define FLEETPLAN_TOOLS_CLI_COMMANDS_H_
+
+// The plan and apply commands, given their parsed options; each returns
+// the process's exit code (0 ok, 1 apply failed or the job's status, 2 bad
+// input, 130 interrupted) and prints to stdout/stderr.
+
+#include <string>
+
+#include "tools/apply/executor.h"
+
+namespace fleetplan {
+
+struct PlanCommand {
+  std::string spec;  // as typed
+  bool json = false;
+  std::string out;  // save the plan here ("" : don't)
+  std::string color = "auto";
+};
+
+int RunPlanCommand(const PlanCommand& command);
+
+struct ApplyCommand {
+  std::string target;  // a spec, or a saved plan (.json), as typed
+  bool json = false;
+  std::string color = "auto";
+  bool destroy = false;
+  std::string workspace;  // --workspace
+  std::string agent;      // --agent
+  std::string argv0;
+  ApplyOptions options;  // parallelism, force, transport options
+};
+
+// Runs the apply; SIGINT and SIGTERM stop it (exit 130) with every node
+// cancelled first.
+int RunApplyCommand(ApplyCommand command);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_CLI_COMMANDS_H_
