@@ -1,0 +1,76 @@
+#ifndef FLEETPLAN_TRAINER_DATASET_H_
+#define FLEETPLAN_TRAINER_DATASET_H_
+
+// Training and test data: Fashion-MNIST from the Debian package
+// dataset-fashion-mnist, or synthetic images for throughput runs.
+
+#include <torch/torch.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace fleetplan::trainer {
+
+inline constexpr char kDefaultFashionMnistDir[] =
+    "/usr/share/datasets/fashion-mnist";
+
+struct Batch {
+  torch::Tensor inputs;   // N x C x H x W, float
+  torch::Tensor targets;  // N, int64 class indices
+};
+
+// Images with their labels, all in memory.
+struct LabeledImages {
+  torch::Tensor images;  // N x 1 x 28 x 28, float, normalized
+  torch::Tensor labels;  // N, int64
+};
+
+// Reads split "train" or "t10k" of Fashion-MNIST from the gzipped IDX files
+// in `dir`. NotFound (naming the Debian package) when the files are missing;
+// DataLoss when they are malformed or disagree in length.
+absl::StatusOr<LabeledImages> LoadFashionMnist(const std::string& dir,
+                                               const std::string& split);
+
+// The batches one rank trains on, addressed by (epoch, step) so a resumed
+// run can continue mid-epoch in the same order.
+class TrainData {
+ public:
+  virtual ~TrainData() = default;
+  virtual int64_t StepsPerEpoch() const = 0;
+  // Batch `step` (0-based) of `epoch` for this rank.
+  virtual Batch GetBatch(int64_t epoch, int64_t step) = 0;
+};
+
+struct ShardOptions {
+  int rank = 0;
+  int world_size = 1;
+  int64_t batch_size = 64;  // per rank
+  uint64_t seed = 0;
+};
+
+// Each rank's disjoint shard of `data`, reshuffled every epoch from the
+// shared seed (see sampler.h); the last batch of an epoch may be short.
+std::unique_ptr<TrainData> MakeShardedData(LabeledImages data,
+                                           const ShardOptions& options);
+
+struct SyntheticOptions {
+  int64_t batch_size = 64;
+  int64_t steps_per_epoch = 100;
+  int channels = 3;
+  int image_size = 64;
+  int num_classes = 10;
+  uint64_t seed = 0;  // with the rank mixed in by the caller
+};
+
+// Random images and labels from a small fixed pool of batches, generated
+// once, so data loading costs nothing in throughput runs and every
+// (epoch, step) gets the same batch again on resume.
+std::unique_ptr<TrainData> MakeSyntheticData(const SyntheticOptions& options);
+
+}  // namespace fleetplan::trainer
+
+#endif  // FLEETPLAN_TRAINER_DATASET_H_

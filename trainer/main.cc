@@ -1,0 +1,126 @@
+// train: the data-parallel trainer that fleetplan starts on every node.
+// Takes its place in the job from the torchrun environment (RANK,
+// WORLD_SIZE, MASTER_ADDR, ...; none set: a single process) and prints
+// JSON lines on stdout. Exit status 0 on success, 1 on any error.
+
+#include <cstdlib>
+#include <iostream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "trainer/dist_env.h"
+#include "trainer/trainer.h"
+
+ABSL_FLAG(std::string, backend, "gloo", "Process group: gloo (CPU) or nccl "
+          "(GPU; needs a build with --config=nccl)");
+ABSL_FLAG(std::string, dataset, "fashion-mnist", "fashion-mnist or synthetic");
+ABSL_FLAG(std::string, data_dir, "",
+          "Fashion-MNIST directory (default: the Debian package's, "
+          "/usr/share/datasets/fashion-mnist)");
+ABSL_FLAG(std::string, arch, "cnn", "cnn, resnet18 or resnet50");
+ABSL_FLAG(int, image_size, 0,
+          "Synthetic image side (default 28 for cnn, 64 for the ResNets)");
+ABSL_FLAG(int64_t, epochs, 2, "Epochs to train");
+ABSL_FLAG(int64_t, batch_size, 64, "Batch size per rank");
+ABSL_FLAG(double, lr, 0.03,
+          "Learning rate per rank; SGD runs at lr * WORLD_SIZE (linear "
+          "scaling: the global batch is batch-size * WORLD_SIZE)");
+ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
+ABSL_FLAG(uint64_t, seed, 0, "Seed of initialization and shuffling");
+ABSL_FLAG(int64_t, steps_per_epoch, 100, "Steps per epoch (synthetic data)");
+ABSL_FLAG(int64_t, log_every, 100, "Log a JSON line every N steps");
+ABSL_FLAG(int64_t, checkpoint_every, 0, "Checkpoint every N steps (0: never)");
+ABSL_FLAG(std::string, checkpoint_dir, "",
+          "Checkpoint directory, shared by all ranks");
+ABSL_FLAG(bool, resume, false,
+          "Continue from the checkpoint in --checkpoint-dir, if there is one");
+ABSL_FLAG(int, threads, 0,
+          "Intra-op threads per rank (default: OMP_NUM_THREADS, else 1)");
+ABSL_FLAG(int, rendezvous_timeout, 60,
+          "Seconds to wait for the master and all ranks before failing");
+ABSL_FLAG(bool, param_digest, false,
+          "Add a digest of all parameters to each JSON line, printed by "
+          "every rank (to check that replicas stay identical)");
+ABSL_FLAG(int64_t, bucket_cap_mb, 25, "Gradient all-reduce bucket size, MB");
+
+namespace {
+
+int DefaultThreads() {
+  int threads = 0;
+  const char* omp = std::getenv("OMP_NUM_THREADS");
+  return omp != nullptr && absl::SimpleAtoi(omp, &threads) && threads > 0
+             ? threads
+             : 1;
+}
+
+// Flags are documented with dashes (--data-dir) as fleetplan's specs write
+// them; Abseil names them with underscores, so the name part is rewritten.
+void DashesToUnderscores(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    char* arg = argv[i];
+    if (arg[0] != '-' || arg[1] != '-') continue;
+    if (arg[2] == '\0') break;  // "--" ends the flags
+    for (char* c = arg + 2; *c != '\0' && *c != '='; ++c) {
+      if (*c == '-') *c = '_';
+    }
+  }
+}
+
+fleetplan::trainer::TrainerOptions OptionsFromFlags() {
+  fleetplan::trainer::TrainerOptions o;
+  o.backend = absl::GetFlag(FLAGS_backend);
+  o.dataset = absl::GetFlag(FLAGS_dataset);
+  o.data_dir = absl::GetFlag(FLAGS_data_dir);
+  o.arch = absl::GetFlag(FLAGS_arch);
+  o.image_size = absl::GetFlag(FLAGS_image_size);
+  o.epochs = absl::GetFlag(FLAGS_epochs);
+  o.batch_size = absl::GetFlag(FLAGS_batch_size);
+  o.lr = absl::GetFlag(FLAGS_lr);
+  o.momentum = absl::GetFlag(FLAGS_momentum);
+  o.seed = absl::GetFlag(FLAGS_seed);
+  o.steps_per_epoch = absl::GetFlag(FLAGS_steps_per_epoch);
+  o.log_every = absl::GetFlag(FLAGS_log_every);
+  o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
+  o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
+  o.resume = absl::GetFlag(FLAGS_resume);
+  const int threads = absl::GetFlag(FLAGS_threads);
+  o.threads = threads > 0 ? threads : DefaultThreads();
+  o.rendezvous_timeout = absl::Seconds(absl::GetFlag(FLAGS_rendezvous_timeout));
+  o.param_digest = absl::GetFlag(FLAGS_param_digest);
+  o.bucket_cap_mb = absl::GetFlag(FLAGS_bucket_cap_mb);
+  return o;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "Data-parallel LibTorch trainer. Ranks come from the torchrun "
+      "environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, "
+      "MASTER_ADDR, MASTER_PORT); without it, one process trains alone.");
+  absl::FlagsUsageConfig usage;
+  // --help lists this file's flags (by default Abseil looks for train.cc).
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "trainer/main.cc");
+  };
+  absl::SetFlagsUsageConfig(usage);
+  DashesToUnderscores(argc, argv);
+  absl::ParseCommandLine(argc, argv);
+  auto env = fleetplan::trainer::DistEnvFromEnvironment();
+  if (!env.ok()) {
+    std::cerr << "train: " << env.status().message() << "\n";
+    return 1;
+  }
+  absl::Status status =
+      fleetplan::trainer::RunTraining(OptionsFromFlags(), *env, std::cout);
+  if (!status.ok()) {
+    std::cerr << "train: " << status.message() << "\n";
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,36 @@
+#include "trainer/metrics.h"
+
+#include "nlohmann/json.hpp"
+
+namespace fleetplan::trainer {
+
+std::string FormatMetrics(const MetricsRecord& record) {
+  nlohmann::json line = {{"event", record.event},
+                         {"epoch", record.epoch},
+                         {"step", record.step},
+                         {"rank", record.rank},
+                         {"world_size", record.world_size}};
+  if (record.loss) line["loss"] = *record.loss;
+  if (record.test_accuracy) line["test_accuracy"] = *record.test_accuracy;
+  if (record.samples_per_sec) line["samples_per_sec"] = *record.samples_per_sec;
+  if (record.samples_seen) line["samples_seen"] = *record.samples_seen;
+  if (record.param_digest) line["param_digest"] = *record.param_digest;
+  return line.dump();
+}
+
+void MetricsWriter::Write(const MetricsRecord& record) {
+  out_ << FormatMetrics(record) << '\n';
+  out_.flush();
+}
+
+void Throughput::Reset() {
+  start_ = absl::Now();
+  samples_ = 0;
+}
+
+double Throughput::SamplesPerSec() const {
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start_);
+  return seconds > 0 ? samples_ / seconds : 0.0;
+}
+
+}  // namespace fleetplan::trainer

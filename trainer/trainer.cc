@@ -1,0 +1,308 @@
+#include "trainer/trainer.h"
+
+#include <torch/torch.h>
+
+#include <exception>
+#include <memory>
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "tools/util/status_macros.h"
+#include "trainer/checkpoint.h"
+#include "trainer/data_parallel.h"
+#include "trainer/dataset.h"
+#include "trainer/metrics.h"
+#include "trainer/models.h"
+#include "trainer/rendezvous.h"
+#include "trainer/sampler.h"
+
+namespace fleetplan::trainer {
+namespace {
+
+constexpr int64_t kEvalChunk = 1000;
+
+absl::Status ValidateOptions(const TrainerOptions& o) {
+  if (o.epochs < 1 || o.batch_size < 1 || o.log_every < 1 ||
+      o.steps_per_epoch < 1 || o.threads < 1 || o.checkpoint_every < 0 ||
+      o.bucket_cap_mb < 1) {
+    return absl::InvalidArgumentError(
+        "--epochs, --batch-size, --log-every, --steps-per-epoch, --threads "
+        "and --bucket-cap-mb must be positive; --checkpoint-every >= 0");
+  }
+  if (o.lr <= 0) return absl::InvalidArgumentError("--lr must be positive");
+  if (o.dataset != "fashion-mnist" && o.dataset != "synthetic") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "unknown --dataset=", o.dataset, ": expected fashion-mnist or synthetic"));
+  }
+  if (o.dataset == "fashion-mnist" && o.arch != "cnn") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--arch=", o.arch, " takes 3-channel images: use --dataset=synthetic "
+        "(Fashion-MNIST trains --arch=cnn)"));
+  }
+  if ((o.checkpoint_every > 0 || o.resume) && o.checkpoint_dir.empty()) {
+    return absl::InvalidArgumentError(
+        "--checkpoint-every and --resume need --checkpoint-dir");
+  }
+  return absl::OkStatus();
+}
+
+// Everything one rank trains with.
+struct Setup {
+  Group group;  // empty for a single process
+  std::shared_ptr<Classifier> model;
+  std::unique_ptr<torch::optim::SGD> optimizer;
+  std::unique_ptr<TrainData> train;
+  std::optional<LabeledImages> test;
+  std::unique_ptr<DataParallel> parallel;
+  int64_t start_step = 0;
+};
+
+absl::Status LoadData(const TrainerOptions& o, const DistEnv& env,
+                      int image_size, Setup& setup) {
+  if (o.dataset == "synthetic") {
+    SyntheticOptions synthetic;
+    synthetic.batch_size = o.batch_size;
+    synthetic.steps_per_epoch = o.steps_per_epoch;
+    synthetic.channels = InputChannels(o.arch);
+    synthetic.image_size = image_size;
+    // Ranks see different images, as they would different shards.
+    synthetic.seed = o.seed * 1000003 + env.rank;
+    setup.train = MakeSyntheticData(synthetic);
+    return absl::OkStatus();
+  }
+  const std::string dir =
+      o.data_dir.empty() ? kDefaultFashionMnistDir : o.data_dir;
+  FP_ASSIGN_OR_RETURN(LabeledImages train, LoadFashionMnist(dir, "train"));
+  FP_ASSIGN_OR_RETURN(setup.test, LoadFashionMnist(dir, "t10k"));
+  ShardOptions shard{env.rank, env.world_size, o.batch_size, o.seed};
+  setup.train = MakeShardedData(std::move(train), shard);
+  return absl::OkStatus();
+}
+
+// Loads the checkpoint on every rank and checks that all found the same
+// step (the checkpoint directory must be shared by the ranks).
+absl::Status Resume(const TrainerOptions& o, const DistEnv& env,
+                    Setup& setup) {
+  FP_ASSIGN_OR_RETURN(std::optional<int64_t> step,
+                      LoadCheckpoint(o.checkpoint_dir, *setup.model,
+                                     *setup.optimizer));
+  setup.start_step = step.value_or(0);
+  if (!setup.group.process_group) return absl::OkStatus();
+  std::vector<double> steps = {static_cast<double>(setup.start_step),
+                               static_cast<double>(setup.start_step) *
+                                   setup.start_step};
+  FP_RETURN_IF_ERROR(AllReduceSum(*setup.group.process_group, steps));
+  // Equal steps on all ranks iff sum^2 == world_size * sum of squares.
+  if (steps[0] * steps[0] != env.world_size * steps[1]) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "rank ", env.rank, " resumes at step ", setup.start_step,
+        " but other ranks found a different checkpoint in ", o.checkpoint_dir,
+        ": it must be one directory shared by all ranks"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Setup> SetUp(const TrainerOptions& o, const DistEnv& env) {
+  FP_RETURN_IF_ERROR(ValidateOptions(o));
+  FP_ASSIGN_OR_RETURN(Backend backend, ParseBackend(o.backend));
+  torch::set_num_threads(o.threads);
+  // The same seed everywhere; rank 0's initial weights are broadcast anyway.
+  torch::manual_seed(o.seed);
+  Setup setup;
+  if (env.distributed()) {
+    FP_ASSIGN_OR_RETURN(setup.group,
+                        Rendezvous(env, backend, o.rendezvous_timeout));
+  } else if (backend == Backend::kNccl) {
+    // A single process has nothing to all-reduce, but the user asked for
+    // NCCL: say so now if this build cannot do it.
+    FP_RETURN_IF_ERROR(Rendezvous(env, backend, o.rendezvous_timeout).status());
+  }
+  const int image_size =
+      o.image_size > 0 ? o.image_size : (o.arch == "cnn" ? 28 : 64);
+  FP_RETURN_IF_ERROR(LoadData(o, env, image_size, setup));
+  FP_ASSIGN_OR_RETURN(setup.model,
+                      CreateModel({o.arch, InputChannels(o.arch), image_size,
+                                   /*num_classes=*/10}));
+  // Linear scaling rule: the global batch is world_size times larger.
+  setup.optimizer = std::make_unique<torch::optim::SGD>(
+      setup.model->parameters(),
+      torch::optim::SGDOptions(o.lr * env.world_size).momentum(o.momentum));
+  if (o.resume) FP_RETURN_IF_ERROR(Resume(o, env, setup));
+  if (setup.group.process_group) {
+    FP_ASSIGN_OR_RETURN(setup.parallel,
+                        DataParallel::Create(setup.group.process_group,
+                                             *setup.model,
+                                             o.bucket_cap_mb << 20));
+  }
+  return setup;
+}
+
+// Sums `values` over ranks (a no-op for a single process).
+absl::Status SumOverRanks(Setup& setup, std::vector<double>& values) {
+  if (!setup.group.process_group) return absl::OkStatus();
+  return AllReduceSum(*setup.group.process_group, values);
+}
+
+// Test accuracy over the whole test set: each rank classifies its strided
+// share, and the counts are summed.
+absl::StatusOr<double> Evaluate(Setup& setup, const DistEnv& env) {
+  torch::NoGradGuard no_grad;
+  setup.model->eval();
+  const LabeledImages& test = *setup.test;
+  std::vector<int64_t> mine =
+      StridedIndices(test.images.size(0), env.rank, env.world_size);
+  torch::Tensor indices = torch::tensor(mine, torch::kInt64);
+  double correct = 0;
+  for (int64_t begin = 0; begin < indices.size(0); begin += kEvalChunk) {
+    torch::Tensor chunk = indices.slice(0, begin, begin + kEvalChunk);
+    torch::Tensor predicted =
+        setup.model->forward(test.images.index_select(0, chunk)).argmax(1);
+    correct += predicted.eq(test.labels.index_select(0, chunk))
+                   .sum()
+                   .item<int64_t>();
+  }
+  setup.model->train();
+  std::vector<double> counts = {correct, static_cast<double>(mine.size())};
+  FP_RETURN_IF_ERROR(SumOverRanks(setup, counts));
+  return counts[0] / counts[1];
+}
+
+class Loop {
+ public:
+  Loop(const TrainerOptions& o, const DistEnv& env, Setup& setup,
+       std::ostream& out)
+      : o_(o), env_(env), s_(setup), writer_(out) {}
+
+  absl::Status Run() {
+    const int64_t steps_per_epoch = s_.train->StepsPerEpoch();
+    const int64_t total = steps_per_epoch * o_.epochs;
+    step_ = s_.start_step;
+    if (step_ > 0) Write(Record("resume", step_ / steps_per_epoch));
+    while (step_ < total) {
+      const int64_t epoch = step_ / steps_per_epoch;
+      FP_RETURN_IF_ERROR(TrainStep(epoch, step_ % steps_per_epoch));
+      if (step_ % o_.log_every == 0) FP_RETURN_IF_ERROR(LogInterval(epoch));
+      if (step_ % steps_per_epoch == 0) FP_RETURN_IF_ERROR(EndEpoch(epoch));
+      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0) {
+        FP_RETURN_IF_ERROR(Checkpoint(epoch));
+      }
+    }
+    std::vector<double> seen = {static_cast<double>(samples_seen_)};
+    FP_RETURN_IF_ERROR(SumOverRanks(s_, seen));
+    MetricsRecord done = Record("done", (step_ - 1) / steps_per_epoch);
+    done.samples_seen = static_cast<int64_t>(seen[0]);
+    Write(done);
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::Status TrainStep(int64_t epoch, int64_t step_in_epoch) {
+    Batch batch = s_.train->GetBatch(epoch, step_in_epoch);
+    try {
+      if (s_.parallel) FP_RETURN_IF_ERROR(s_.parallel->BeforeForward());
+      s_.optimizer->zero_grad();
+      torch::Tensor loss = torch::nn::functional::cross_entropy(
+          s_.model->forward(batch.inputs), batch.targets);
+      loss.backward();
+      if (s_.parallel) FP_RETURN_IF_ERROR(s_.parallel->AfterBackward());
+      s_.optimizer->step();
+      const int64_t n = batch.inputs.size(0);
+      const double loss_sum = loss.item<double>() * n;
+      interval_loss_ += loss_sum;
+      epoch_loss_ += loss_sum;
+      interval_samples_ += n;
+      epoch_samples_ += n;
+      samples_seen_ += n;
+      interval_speed_.Add(n);
+      epoch_speed_.Add(n);
+    } catch (const std::exception& e) {
+      return absl::InternalError(absl::StrCat(
+          "rank ", env_.rank, ": training step ", step_ + 1, " failed: ",
+          e.what()));
+    }
+    ++step_;
+    return absl::OkStatus();
+  }
+
+  absl::Status LogInterval(int64_t epoch) {
+    std::vector<double> sums = {interval_loss_, interval_samples_};
+    FP_RETURN_IF_ERROR(SumOverRanks(s_, sums));
+    MetricsRecord record = Record("step", epoch);
+    record.loss = sums[0] / sums[1];
+    record.samples_per_sec = interval_speed_.SamplesPerSec() * env_.world_size;
+    Write(record);
+    interval_loss_ = interval_samples_ = 0;
+    interval_speed_.Reset();
+    return absl::OkStatus();
+  }
+
+  absl::Status EndEpoch(int64_t epoch) {
+    const double samples_per_sec =
+        epoch_speed_.SamplesPerSec() * env_.world_size;
+    std::vector<double> sums = {epoch_loss_, epoch_samples_};
+    FP_RETURN_IF_ERROR(SumOverRanks(s_, sums));
+    MetricsRecord record = Record("epoch", epoch);
+    record.loss = sums[0] / sums[1];
+    record.samples_per_sec = samples_per_sec;
+    if (s_.test) {
+      FP_ASSIGN_OR_RETURN(record.test_accuracy, Evaluate(s_, env_));
+    }
+    Write(record);
+    epoch_loss_ = epoch_samples_ = 0;
+    epoch_speed_.Reset();
+    interval_speed_.Reset();
+    return absl::OkStatus();
+  }
+
+  absl::Status Checkpoint(int64_t epoch) {
+    if (env_.rank != 0) return absl::OkStatus();
+    FP_RETURN_IF_ERROR(SaveCheckpoint(o_.checkpoint_dir, step_, *s_.model,
+                                      *s_.optimizer));
+    Write(Record("checkpoint", epoch));
+    return absl::OkStatus();
+  }
+
+  MetricsRecord Record(const char* event, int64_t epoch) const {
+    MetricsRecord record;
+    record.event = event;
+    record.epoch = epoch;
+    record.step = step_;
+    record.rank = env_.rank;
+    record.world_size = env_.world_size;
+    if (o_.param_digest) record.param_digest = ParameterDigest(*s_.model);
+    return record;
+  }
+
+  // Rank 0 reports; the others only when they must show their digests.
+  void Write(const MetricsRecord& record) {
+    if (env_.rank == 0 || o_.param_digest) writer_.Write(record);
+  }
+
+  const TrainerOptions& o_;
+  const DistEnv& env_;
+  Setup& s_;
+  MetricsWriter writer_;
+  int64_t step_ = 0;
+  double interval_loss_ = 0, epoch_loss_ = 0;
+  double interval_samples_ = 0, epoch_samples_ = 0;
+  int64_t samples_seen_ = 0;
+  Throughput interval_speed_, epoch_speed_;
+};
+
+}  // namespace
+
+absl::Status RunTraining(const TrainerOptions& options, const DistEnv& env,
+                         std::ostream& out) {
+  try {
+    FP_ASSIGN_OR_RETURN(Setup setup, SetUp(options, env));
+    return Loop(options, env, setup, out).Run();
+  } catch (const std::exception& e) {
+    // LibTorch reports through c10::Error (a std::exception).
+    return absl::InternalError(absl::StrCat("rank ", env.rank, ": ", e.what()));
+  }
+}
+
+}  // namespace fleetplan::trainer
