@@ -1,0 +1,218 @@
+// apply end to end on this machine: two local nodes with two ranks each.
+
+#include <dirent.h>
+#include <stdlib.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/process/subprocess.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Quotes, command substitution, backquotes, a backslash, a newline, `$`.
+const char kHostile[] = "it's $(touch /tmp/fp-pwned) `id` \"q\" \\n\\\n$HOME;|&";
+
+struct ToolResult {
+  int status = -1;
+  std::string output;
+};
+
+std::string Runfile(const std::string& path) {
+  return absl::StrCat(getenv("TEST_SRCDIR"), "/fleetplan/", path);
+}
+
+ToolResult RunTool(const std::vector<std::string>& argv) {
+  SubprocessOptions options;
+  options.argv = argv;
+  options.argv[0] = Runfile(argv[0]);
+  options.env = {{"RUNFILES_DIR", getenv("TEST_SRCDIR")}};
+  ToolResult result;
+  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start(options);
+  if (!child.ok()) {
+    result.output = std::string(child.status().message());
+    return result;
+  }
+  Subprocess* processes[] = {child->get()};
+  absl::Time deadline = absl::Now() + absl::Seconds(120);
+  while (absl::Now() < deadline) {
+    PumpOutput(processes, {}, absl::Milliseconds(100),
+               [&](size_t, absl::string_view chunk) { absl::StrAppend(&result.output, chunk); });
+    if ((*child)->TryWait().has_value() && !(*child)->output_open()) break;
+  }
+  result.status = (*child)->TryWait().value_or(-1);
+  return result;
+}
+
+// TOML basic string.
+std::string TomlString(absl::string_view value) {
+  return absl::StrCat("\"", absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""},
+                                                       {"\n", "\\n"}}),
+                      "\"");
+}
+
+class LocalApplyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
+                IsOk());
+    ASSERT_THAT(WriteFileAtomic(dir_ + "/src/weights.pt", "excluded", 0644), IsOk());
+    ASSERT_THAT(MakeDirs(dir_ + "/out"), IsOk());
+  }
+
+  std::string WriteSpec(const std::string& fail_rank) {
+    std::string spec = absl::StrCat(
+        "name = \"e2e\"\n"
+        "[defaults]\ntransport = \"local\"\n"
+        "[[nodes]]\nname = \"a\"\naddress = \"127.0.0.1\"\nchief = true\nworkdir = ",
+        TomlString(dir_ + "/work-a"),
+        "\n[[nodes]]\nname = \"b\"\naddress = \"127.0.0.1\"\nworkdir = ",
+        TomlString(dir_ + "/work-b"),
+        "\n[sync]\nsource = \"src\"\nexclude = [\"*.pt\"]\n"
+        "[env]\nHOSTILE = ", TomlString(kHostile), "\nFP_OUT = ", TomlString(dir_ + "/out"),
+        "\nFAIL_RANK = ", TomlString(fail_rank),
+        "\n[network]\nmaster_port = 29555\n"
+        "[job]\nprogram = \"rank.sh\"\nnproc_per_node = 2\n");
+    std::string path = dir_ + "/cluster.toml";
+    EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
+    return path;
+  }
+
+  // Environment a rank recorded: NAME → value (single-line values only).
+  std::map<std::string, std::string> RankEnv(int rank) {
+    std::map<std::string, std::string> env;
+    absl::StatusOr<std::string> text =
+        ReadFileToString(absl::StrCat(dir_, "/out/rank-", rank, ".env"));
+    if (!text.ok()) return env;
+    for (absl::string_view line : absl::StrSplit(*text, '\n')) {
+      std::vector<std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+      if (kv.size() == 2) env[kv[0]] = kv[1];
+    }
+    return env;
+  }
+
+  // Processes whose command line mentions this test's folder.
+  std::vector<std::string> LeftoverProcesses() {
+    std::vector<std::string> found;
+    DIR* proc = opendir("/proc");
+    while (dirent* entry = readdir(proc)) {
+      int pid = atoi(entry->d_name);
+      if (pid <= 0 || !ProcessRunning(pid)) continue;
+      absl::StatusOr<std::string> cmdline =
+          ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline"));
+      if (cmdline.ok() && absl::StrContains(*cmdline, dir_)) {
+        found.push_back(absl::StrCat(pid, ": ", absl::StrReplaceAll(*cmdline, {{std::string(1, '\0'), " "}})));
+      }
+    }
+    closedir(proc);
+    return found;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(LocalApplyTest, RanksSeeWhatThePlanSaysAndReapplyChangesNothing) {
+  std::string spec = WriteSpec("none");
+  ToolResult plan = RunTool({"tools/plan", "--json", spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  nlohmann::json json = nlohmann::json::parse(plan.output);
+  ASSERT_EQ(json["ranks"].size(), 4u);
+
+  ToolResult apply = RunTool({"tools/apply", spec});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+
+  for (const nlohmann::json& rank : json["ranks"]) {
+    int r = rank["rank"].get<int>();
+    std::map<std::string, std::string> seen = RankEnv(r);
+    ASSERT_FALSE(seen.empty()) << "rank " << r << " did not run\n" << apply.output;
+    for (const auto& [name, value] : rank["env"].items()) {
+      if (name == "HOSTILE") continue;  // multi-line: checked byte for byte below
+      EXPECT_EQ(seen[name], value.get<std::string>()) << "rank " << r << " " << name;
+    }
+    EXPECT_EQ(seen["RANK"], std::to_string(r));
+    EXPECT_EQ(seen["WORLD_SIZE"], "4");
+    EXPECT_EQ(seen["MASTER_ADDR"], "127.0.0.1");
+    EXPECT_EQ(seen["MASTER_PORT"], "29555");
+    FP_ASSERT_OK_AND_ASSIGN(std::string hostile,
+                            ReadFileToString(absl::StrCat(dir_, "/out/hostile-", r)));
+    EXPECT_EQ(hostile, kHostile);
+  }
+  EXPECT_EQ(RankEnv(3)["LOCAL_RANK"], "1");
+  EXPECT_EQ(RankEnv(2)["GROUP_RANK"], "1");
+  EXPECT_FALSE(ReadFileToString(dir_ + "/work-a/weights.pt").ok()) << "excluded";
+  EXPECT_TRUE(ReadFileToString(dir_ + "/work-b/rank.sh").ok());
+
+  ToolResult again = RunTool({"tools/apply", "--json", spec});
+  ASSERT_EQ(again.status, 0) << again.output;
+  int finished = 0;
+  for (absl::string_view line : absl::StrSplit(again.output, '\n', absl::SkipEmpty())) {
+    nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+    if (!event.is_object() || event["event"] != "step" || event["status"] == "running") {
+      continue;
+    }
+    ++finished;
+    EXPECT_EQ(event["status"], "unchanged") << line;
+  }
+  EXPECT_GE(finished, 8) << again.output;
+}
+
+TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
+  std::string spec = WriteSpec("3");
+  ToolResult apply = RunTool({"tools/apply", spec});
+  EXPECT_EQ(apply.status, 3) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("rank 3 on node 'b' failed with exit status 3"));
+  // The sleeping ranks ran and are gone, with their agents.
+  EXPECT_FALSE(RankEnv(0).empty());
+  std::vector<std::string> left = LeftoverProcesses();
+  for (int i = 0; i < 50 && !left.empty(); ++i) {
+    absl::SleepFor(absl::Milliseconds(100));
+    left = LeftoverProcesses();
+  }
+  EXPECT_THAT(left, ::testing::IsEmpty());
+}
+
+TEST_F(LocalApplyTest, StaleSavedPlanIsRefused) {
+  std::string spec = WriteSpec("none");
+  std::string saved = dir_ + "/plan.json";
+  ToolResult plan = RunTool({"tools/plan", "-out", saved, spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/src/extra.txt", "new source file", 0644), IsOk());
+  ToolResult sources = RunTool({"tools/apply", saved});
+  EXPECT_EQ(sources.status, 2) << sources.output;
+  EXPECT_THAT(sources.output, HasSubstr("sources under"));
+  EXPECT_THAT(sources.output, HasSubstr("changed since the plan was saved"));
+
+  ASSERT_EQ(RunTool({"tools/plan", "--out", saved, spec}).status, 0);
+  WriteSpec("7");
+  ToolResult spec_changed = RunTool({"tools/apply", saved});
+  EXPECT_EQ(spec_changed.status, 2) << spec_changed.output;
+  EXPECT_THAT(spec_changed.output, HasSubstr("the spec changed since the plan was saved"));
+  EXPECT_FALSE(ReadFileToString(dir_ + "/work-a/rank.sh").ok()) << "nothing was applied";
+}
+
+TEST_F(LocalApplyTest, BadInputExitsTwo) {
+  EXPECT_EQ(RunTool({"tools/apply", "--no-such-flag", WriteSpec("none")}).status, 2);
+  ToolResult missing = RunTool({"tools/plan", dir_ + "/missing.toml"});
+  EXPECT_EQ(missing.status, 2) << missing.output;
+}
+
+}  // namespace
+}  // namespace fleetplan
