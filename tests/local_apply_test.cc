@@ -130,12 +130,12 @@ class LocalApplyTest : public ::testing::Test {
 
 TEST_F(LocalApplyTest, RanksSeeWhatThePlanSaysAndReapplyChangesNothing) {
   std::string spec = WriteSpec("none");
-  ToolResult plan = RunTool({"tools/plan", "--json", spec});
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
   ASSERT_EQ(plan.status, 0) << plan.output;
   nlohmann::json json = nlohmann::json::parse(plan.output);
   ASSERT_EQ(json["ranks"].size(), 4u);
 
-  ToolResult apply = RunTool({"tools/apply", spec});
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec});
   ASSERT_EQ(apply.status, 0) << apply.output;
 
   for (const nlohmann::json& rank : json["ranks"]) {
@@ -159,7 +159,7 @@ TEST_F(LocalApplyTest, RanksSeeWhatThePlanSaysAndReapplyChangesNothing) {
   EXPECT_FALSE(ReadFileToString(dir_ + "/work-a/weights.pt").ok()) << "excluded";
   EXPECT_TRUE(ReadFileToString(dir_ + "/work-b/rank.sh").ok());
 
-  ToolResult again = RunTool({"tools/apply", "--json", spec});
+  ToolResult again = RunTool({"tools/fleetplan-apply", "--json", spec});
   ASSERT_EQ(again.status, 0) << again.output;
   int finished = 0;
   for (absl::string_view line : absl::StrSplit(again.output, '\n', absl::SkipEmpty())) {
@@ -175,7 +175,7 @@ TEST_F(LocalApplyTest, RanksSeeWhatThePlanSaysAndReapplyChangesNothing) {
 
 TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
   std::string spec = WriteSpec("3");
-  ToolResult apply = RunTool({"tools/apply", spec});
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec});
   EXPECT_EQ(apply.status, 3) << apply.output;
   EXPECT_THAT(apply.output, HasSubstr("rank 3 on node 'b' failed with exit status 3"));
   // The sleeping ranks ran and are gone, with their agents.
@@ -191,26 +191,26 @@ TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
 TEST_F(LocalApplyTest, StaleSavedPlanIsRefused) {
   std::string spec = WriteSpec("none");
   std::string saved = dir_ + "/plan.json";
-  ToolResult plan = RunTool({"tools/plan", "-out", saved, spec});
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "-out", saved, spec});
   ASSERT_EQ(plan.status, 0) << plan.output;
 
   ASSERT_THAT(WriteFileAtomic(dir_ + "/src/extra.txt", "new source file", 0644), IsOk());
-  ToolResult sources = RunTool({"tools/apply", saved});
+  ToolResult sources = RunTool({"tools/fleetplan-apply", saved});
   EXPECT_EQ(sources.status, 2) << sources.output;
   EXPECT_THAT(sources.output, HasSubstr("sources under"));
   EXPECT_THAT(sources.output, HasSubstr("changed since the plan was saved"));
 
-  ASSERT_EQ(RunTool({"tools/plan", "--out", saved, spec}).status, 0);
+  ASSERT_EQ(RunTool({"tools/fleetplan-plan", "--out", saved, spec}).status, 0);
   WriteSpec("7");
-  ToolResult spec_changed = RunTool({"tools/apply", saved});
+  ToolResult spec_changed = RunTool({"tools/fleetplan-apply", saved});
   EXPECT_EQ(spec_changed.status, 2) << spec_changed.output;
   EXPECT_THAT(spec_changed.output, HasSubstr("the spec changed since the plan was saved"));
   EXPECT_FALSE(ReadFileToString(dir_ + "/work-a/rank.sh").ok()) << "nothing was applied";
 }
 
 TEST_F(LocalApplyTest, BadInputExitsTwo) {
-  EXPECT_EQ(RunTool({"tools/apply", "--no-such-flag", WriteSpec("none")}).status, 2);
-  ToolResult missing = RunTool({"tools/plan", dir_ + "/missing.toml"});
+  EXPECT_EQ(RunTool({"tools/fleetplan-apply", "--no-such-flag", WriteSpec("none")}).status, 2);
+  ToolResult missing = RunTool({"tools/fleetplan-plan", dir_ + "/missing.toml"});
   EXPECT_EQ(missing.status, 2) << missing.output;
 }
 
