@@ -127,6 +127,10 @@ absl::Status DataParallel::BeforeForward() {
     bucket.pending = bucket.params.size();
     bucket.work.reset();
   }
+  return SyncBuffers();
+}
+
+absl::Status DataParallel::SyncBuffers() {
   return BroadcastFromRankZero(*group_, buffers_);
 }
 
@@ -168,7 +172,6 @@ std::string ParameterDigest(const torch::nn::Module& model) {
     digester.AddBytes(bytes.data_ptr(), bytes.numel() * bytes.element_size());
   };
   for (const auto& item : model.named_parameters()) add(item.key(), item.value());
-  for (const auto& item : model.named_buffers()) add(item.key(), item.value());
   return digester.Hex();
 }
 

@@ -36,6 +36,10 @@ class DataParallel {
   // statistics) from rank 0, as DDP does, and arms the buckets.
   absl::Status BeforeForward();
 
+  // Broadcasts buffers from rank 0 (also before evaluation, so every rank
+  // evaluates the same model).
+  absl::Status SyncBuffers();
+
   // Call after backward, before the optimizer step: waits for the bucket
   // all-reduces and sets every parameter's .grad to the mean over ranks.
   // Internal when a collective failed or a parameter got no gradient.
@@ -78,8 +82,10 @@ absl::Status BroadcastFromRankZero(c10d::ProcessGroup& group,
 absl::Status AllReduceSum(c10d::ProcessGroup& group,
                           std::vector<double>& values);
 
-// A digest of the bytes of every parameter and buffer of `model`, in
-// registration order: equal digests mean bit-identical replicas.
+// A digest of the bytes of every parameter of `model`, in registration
+// order: equal digests mean bit-identical parameters. (Buffers are left out:
+// each rank's forward pass updates BatchNorm statistics from its own batch,
+// as in DDP, until the next broadcast.)
 std::string ParameterDigest(const torch::nn::Module& model);
 
 }  // namespace fleetplan::trainer

@@ -28,8 +28,9 @@ ABSL_FLAG(int, image_size, 0,
 ABSL_FLAG(int64_t, epochs, 2, "Epochs to train");
 ABSL_FLAG(int64_t, batch_size, 64, "Batch size per rank");
 ABSL_FLAG(double, lr, 0.03,
-          "Learning rate per rank; SGD runs at lr * WORLD_SIZE (linear "
-          "scaling: the global batch is batch-size * WORLD_SIZE)");
+          "Learning rate per rank; SGD peaks at lr * WORLD_SIZE (linear "
+          "scaling: the global batch is batch-size * WORLD_SIZE) after a "
+          "warm-up of up to 100 steps, then decays along a cosine to 0");
 ABSL_FLAG(double, momentum, 0.9, "SGD momentum");
 ABSL_FLAG(uint64_t, seed, 0, "Seed of initialization and shuffling");
 ABSL_FLAG(int64_t, steps_per_epoch, 100, "Steps per epoch (synthetic data)");

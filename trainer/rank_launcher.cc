@@ -63,8 +63,8 @@ int FreePort() {
 absl::StatusOr<std::vector<RankOutput>> LaunchRanks(
     const LaunchOptions& options) {
   std::vector<int> ranks = options.ranks;
-  for (int r = 0; ranks.empty() && r < options.world_size; ++r) {
-    ranks.push_back(r);
+  if (ranks.empty()) {
+    for (int r = 0; r < options.world_size; ++r) ranks.push_back(r);
   }
   const int port = options.master_port > 0 ? options.master_port : FreePort();
   std::vector<std::unique_ptr<Subprocess>> owned;

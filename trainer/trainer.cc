@@ -14,6 +14,7 @@
 #include "trainer/checkpoint.h"
 #include "trainer/data_parallel.h"
 #include "trainer/dataset.h"
+#include "trainer/lr_schedule.h"
 #include "trainer/metrics.h"
 #include "trainer/models.h"
 #include "trainer/rendezvous.h"
@@ -23,6 +24,7 @@ namespace fleetplan::trainer {
 namespace {
 
 constexpr int64_t kEvalChunk = 1000;
+constexpr int64_t kWarmupSteps = 100;
 
 absl::Status ValidateOptions(const TrainerOptions& o) {
   if (o.epochs < 1 || o.batch_size < 1 || o.log_every < 1 ||
@@ -126,10 +128,10 @@ absl::StatusOr<Setup> SetUp(const TrainerOptions& o, const DistEnv& env) {
   FP_ASSIGN_OR_RETURN(setup.model,
                       CreateModel({o.arch, InputChannels(o.arch), image_size,
                                    /*num_classes=*/10}));
-  // Linear scaling rule: the global batch is world_size times larger.
+  // The rate is set every step from lr_schedule.h.
   setup.optimizer = std::make_unique<torch::optim::SGD>(
       setup.model->parameters(),
-      torch::optim::SGDOptions(o.lr * env.world_size).momentum(o.momentum));
+      torch::optim::SGDOptions(o.lr).momentum(o.momentum));
   if (o.resume) FP_RETURN_IF_ERROR(Resume(o, env, setup));
   if (setup.group.process_group) {
     FP_ASSIGN_OR_RETURN(setup.parallel,
@@ -149,6 +151,7 @@ absl::Status SumOverRanks(Setup& setup, std::vector<double>& values) {
 // Test accuracy over the whole test set: each rank classifies its strided
 // share, and the counts are summed.
 absl::StatusOr<double> Evaluate(Setup& setup, const DistEnv& env) {
+  if (setup.parallel) FP_RETURN_IF_ERROR(setup.parallel->SyncBuffers());
   torch::NoGradGuard no_grad;
   setup.model->eval();
   const LabeledImages& test = *setup.test;
@@ -174,7 +177,13 @@ class Loop {
  public:
   Loop(const TrainerOptions& o, const DistEnv& env, Setup& setup,
        std::ostream& out)
-      : o_(o), env_(env), s_(setup), writer_(out) {}
+      : o_(o), env_(env), s_(setup), writer_(out) {
+    const int64_t total = setup.train->StepsPerEpoch() * o.epochs;
+    // Warm-up only where linear scaling raised the rate.
+    schedule_ = {o.lr, env.world_size, total,
+                 env.world_size > 1 ? std::min<int64_t>(kWarmupSteps, total / 10)
+                                    : 0};
+  }
 
   absl::Status Run() {
     const int64_t steps_per_epoch = s_.train->StepsPerEpoch();
@@ -204,6 +213,7 @@ class Loop {
     try {
       if (s_.parallel) FP_RETURN_IF_ERROR(s_.parallel->BeforeForward());
       s_.optimizer->zero_grad();
+      SetLearningRate(LearningRate(schedule_, step_));
       torch::Tensor loss = torch::nn::functional::cross_entropy(
           s_.model->forward(batch.inputs), batch.targets);
       loss.backward();
@@ -225,6 +235,12 @@ class Loop {
     }
     ++step_;
     return absl::OkStatus();
+  }
+
+  void SetLearningRate(double lr) {
+    for (auto& group : s_.optimizer->param_groups()) {
+      static_cast<torch::optim::SGDOptions&>(group.options()).lr(lr);
+    }
   }
 
   absl::Status LogInterval(int64_t epoch) {
@@ -285,6 +301,7 @@ class Loop {
   const DistEnv& env_;
   Setup& s_;
   MetricsWriter writer_;
+  LrSchedule schedule_;
   int64_t step_ = 0;
   double interval_loss_ = 0, epoch_loss_ = 0;
   double interval_samples_ = 0, epoch_samples_ = 0;

@@ -22,8 +22,9 @@ struct TrainerOptions {
   int image_size = 0;                     // 0: 28 for cnn, 64 for ResNets
   int64_t epochs = 2;
   int64_t batch_size = 64;  // per rank
-  // Per-rank learning rate; the optimizer uses lr * world_size (the linear
-  // scaling rule), since the global batch grows with the world size.
+  // Per-rank learning rate; SGD peaks at lr * world_size (the linear
+  // scaling rule: the global batch grows with the world size) after a
+  // warm-up, then decays along a cosine (lr_schedule.h).
   double lr = 0.03;
   double momentum = 0.9;
   uint64_t seed = 0;
