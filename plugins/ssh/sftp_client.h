@@ -1,0 +1,85 @@
+#ifndef FLEETPLAN_PLUGINS_SSH_SFTP_CLIENT_H_
+#define FLEETPLAN_PLUGINS_SSH_SFTP_CLIENT_H_
+
+// A pipelined SFTP v3 client on one channel of a libssh session: many
+// requests go out before their replies are read, so uploading a tree costs
+// a few round trips per batch of files rather than several per file.
+// Used by one thread at a time, like the session it runs on.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <libssh/libssh.h>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+// A file to create or replace on the node.
+struct SftpUpload {
+  std::string remote_path;
+  std::string content;
+  uint32_t mode = 0644;
+};
+
+class SftpClient {
+ public:
+  // Starts the "sftp" subsystem on `session`. `node` names the node in
+  // errors. Unavailable when the channel cannot be opened.
+  static absl::StatusOr<std::unique_ptr<SftpClient>> Start(ssh_session session,
+                                                           std::string node);
+  ~SftpClient();
+  SftpClient(const SftpClient&) = delete;
+  SftpClient& operator=(const SftpClient&) = delete;
+
+  // The file's content. NotFound when it does not exist.
+  absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+  // Creates `dirs` in order, ignoring failures (most are "exists"); a real
+  // failure surfaces when a file inside cannot be opened. Pipelined with
+  // nothing awaited, so it costs no round trip by itself.
+  void QueueMakeDirs(const std::vector<std::string>& dirs);
+
+  // Writes each upload to a temporary file beside it with its exact mode,
+  // then renames it into place (POSIX rename when the server offers it),
+  // in one pipelined batch; awaits everything queued before it too.
+  absl::Status Upload(const std::vector<SftpUpload>& uploads);
+
+  // Removes files; missing ones are fine.
+  absl::Status Remove(const std::vector<std::string>& paths);
+
+ private:
+  struct Reply {
+    uint8_t type = 0;
+    std::string body;  // after the request id
+  };
+
+  SftpClient(ssh_channel channel, std::string node)
+      : channel_(channel), node_(std::move(node)) {}
+
+  absl::Status Handshake();
+  uint32_t NextId() { return next_id_++; }
+  absl::Status Send(const std::string& packet);
+  absl::StatusOr<Reply> Await(uint32_t id);
+  // OK for an SSH_FX_OK status reply, else an error naming `what`.
+  absl::Status CheckStatus(const Reply& reply, absl::string_view what) const;
+  absl::Status ConnectionLost(absl::string_view doing) const;
+  absl::StatusOr<std::string> AwaitHandle(uint32_t id, absl::string_view what);
+
+  ssh_channel channel_;
+  std::string node_;
+  uint32_t next_id_ = 1;
+  std::vector<uint32_t> ignored_;  // queued requests whose replies don't matter
+  std::string inbox_;              // bytes read but not yet parsed
+  std::map<uint32_t, Reply> replies_;
+  bool posix_rename_ = false;
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_PLUGINS_SSH_SFTP_CLIENT_H_

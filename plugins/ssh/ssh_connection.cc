@@ -1,0 +1,230 @@
+#include "plugins/ssh/ssh_connection.h"
+
+#include <csignal>
+#include <fstream>
+#include <sstream>
+
+#include <libssh/callbacks.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "plugins/ssh/remote_command.h"
+#include "plugins/ssh/remote_paths.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+// How long one read waits before cancellation is looked at again.
+constexpr int kPollMs = 20;
+// Uploads go out in batches of this many files or bytes, whichever first.
+constexpr size_t kBatchFiles = 256;
+constexpr size_t kBatchBytes = 32 << 20;
+
+// The signal number for an SSH exit-signal name ("TERM"), or 0.
+int SignalNumber(const char* name) {
+  static const struct {
+    const char* name;
+    int number;
+  } kSignals[] = {{"ABRT", SIGABRT}, {"ALRM", SIGALRM}, {"FPE", SIGFPE},   {"HUP", SIGHUP},
+                  {"ILL", SIGILL},   {"INT", SIGINT},   {"KILL", SIGKILL}, {"PIPE", SIGPIPE},
+                  {"QUIT", SIGQUIT}, {"SEGV", SIGSEGV}, {"TERM", SIGTERM}, {"USR1", SIGUSR1},
+                  {"USR2", SIGUSR2}, {"BUS", SIGBUS}};
+  for (const auto& signal : kSignals) {
+    if (std::string(name) == signal.name) return signal.number;
+  }
+  return 0;
+}
+
+struct ExitState {
+  int status = -1;
+  int signal = -1;  // 0 for a signal without a known number
+};
+
+void OnExitStatus(ssh_session, ssh_channel, int status, void* userdata) {
+  static_cast<ExitState*>(userdata)->status = status;
+}
+
+void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*, const char*,
+                  void* userdata) {
+  static_cast<ExitState*>(userdata)->signal = SignalNumber(signal);
+}
+
+struct ChannelCloser {
+  void operator()(ssh_channel channel) const {
+    ssh_channel_close(channel);
+    ssh_channel_free(channel);
+  }
+};
+
+// Takes the pid line that RemoteCommandLine(..., true) writes first on
+// stderr out of the stream.
+struct RemotePid {
+  bool pending = false;
+  std::string line;
+  long pid = 0;
+
+  absl::string_view Consume(absl::string_view chunk) {
+    if (!pending) return chunk;
+    size_t newline = chunk.find('\n');
+    line.append(chunk.data(), std::min(newline, chunk.size()));
+    if (newline == absl::string_view::npos) return {};
+    pending = false;
+    absl::string_view digits(line);
+    if (absl::ConsumePrefix(&digits, kPidMarker)) absl::SimpleAtoi(digits, &pid);
+    return chunk.substr(newline + 1);
+  }
+};
+
+absl::StatusOr<std::string> ReadLocalFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+}  // namespace
+
+SshConnection::~SshConnection() { sftp_.reset(); }
+
+absl::Status SshConnection::Lost(absl::string_view doing) const {
+  return absl::UnavailableError(absl::StrCat("node \"", node_, "\": connection lost while ",
+                                             doing, ": ", ssh_get_error(session_.get())));
+}
+
+absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
+                                       const OutputCallback& on_output,
+                                       const absl::Notification* cancel) {
+  const bool cancellable = cancel != nullptr;
+  FP_ASSIGN_OR_RETURN(std::string line, RemoteCommandLine(command, cancellable));
+  // Declared before the channel: closing it may still call them.
+  ExitState exit;
+  ssh_channel_callbacks_struct callbacks{};
+  ssh_callbacks_init(&callbacks);
+  callbacks.userdata = &exit;
+  callbacks.channel_exit_status_function = OnExitStatus;
+  callbacks.channel_exit_signal_function = OnExitSignal;
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
+  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK) {
+    return Lost("opening a channel");
+  }
+  ssh_set_channel_callbacks(channel.get(), &callbacks);
+  if (ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
+    return Lost("starting a command");
+  }
+  bool eof_sent = false;
+  if (!command.hold_stdin) {
+    ssh_channel_send_eof(channel.get());
+    eof_sent = true;
+  }
+
+  std::optional<absl::Time> term_at, kill_at;
+  RemotePid remote_pid;
+  remote_pid.pending = cancellable;
+  char buffer[32 * 1024];
+  while (!ssh_channel_is_eof(channel.get())) {
+    if (cancellable && cancel->HasBeenNotified() && !term_at.has_value()) {
+      // First the polite way: EOF on stdin; the agent stops its ranks on it.
+      if (!eof_sent) ssh_channel_send_eof(channel.get());
+      eof_sent = true;
+      term_at = absl::Now() + options_.stdin_grace;
+    }
+    if (term_at.has_value() && !kill_at.has_value() && absl::Now() >= *term_at) {
+      FP_RETURN_IF_ERROR(SignalGroup(remote_pid.pid, "TERM"));
+      kill_at = absl::Now() + options_.term_grace;
+    }
+    if (kill_at.has_value() && absl::Now() >= *kill_at) {
+      FP_RETURN_IF_ERROR(SignalGroup(remote_pid.pid, "KILL"));
+      kill_at = absl::InfiniteFuture();
+    }
+    int n = ssh_channel_read_timeout(channel.get(), buffer, sizeof(buffer), 0, kPollMs);
+    if (n == SSH_ERROR) return Lost("running a command");
+    if (n > 0) on_output(absl::string_view(buffer, n));
+    while ((n = ssh_channel_read_nonblocking(channel.get(), buffer, sizeof(buffer), 1)) > 0) {
+      absl::string_view chunk = remote_pid.Consume(absl::string_view(buffer, n));
+      if (!chunk.empty()) on_output(chunk);
+    }
+    if (n == SSH_ERROR) return Lost("running a command");
+  }
+  // ssh_channel_get_exit_status waits for either (an exit-signal is
+  // followed by the channel's close).
+  int status = ssh_channel_get_exit_status(channel.get());
+  if (exit.status >= 0) return exit.status;
+  if (status >= 0) return status;
+  if (exit.signal >= 0) return 128 + exit.signal;
+  return Lost("awaiting an exit status");
+}
+
+absl::Status SshConnection::SignalGroup(long pid, const char* signal) {
+  if (pid <= 1) return absl::OkStatus();  // never started, nothing to stop
+  std::string command = absl::StrCat("kill -", signal, " -- -", pid, " 2>/dev/null");
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
+  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK ||
+      ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+    return Lost("stopping a command");
+  }
+  ssh_channel_send_eof(channel.get());
+  // Its output is nothing; only its end matters.
+  ssh_channel_get_exit_status(channel.get());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<SftpClient*> SshConnection::Sftp() {
+  if (sftp_ == nullptr) {
+    FP_ASSIGN_OR_RETURN(sftp_, SftpClient::Start(session_.get(), node_));
+  }
+  return sftp_.get();
+}
+
+absl::StatusOr<std::string> SshConnection::ReadFile(const std::string& path) {
+  FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());
+  return sftp->ReadFile(path);
+}
+
+absl::Status SshConnection::WriteFile(const std::string& path, absl::string_view content,
+                                      uint32_t mode) {
+  FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());
+  sftp->QueueMakeDirs(ParentDirs({path}));
+  return sftp->Upload({SftpUpload{path, std::string(content), mode}});
+}
+
+absl::Status SshConnection::PutFiles(const std::vector<FileToSend>& files,
+                                     const std::string& remote_root) {
+  std::vector<std::string> targets;
+  for (const FileToSend& file : files) {
+    FP_ASSIGN_OR_RETURN(std::string target, JoinUnderRoot(remote_root, file.path));
+    targets.push_back(std::move(target));
+  }
+  FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());
+  sftp->QueueMakeDirs(ParentDirs(targets));
+  std::vector<SftpUpload> batch;
+  size_t batch_bytes = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    FP_ASSIGN_OR_RETURN(std::string content, ReadLocalFile(files[i].local_path));
+    batch_bytes += content.size();
+    batch.push_back(SftpUpload{targets[i], std::move(content), files[i].mode});
+    if (batch.size() >= kBatchFiles || batch_bytes >= kBatchBytes || i + 1 == files.size()) {
+      FP_RETURN_IF_ERROR(sftp->Upload(batch));
+      batch.clear();
+      batch_bytes = 0;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SshConnection::RemoveFiles(const std::string& remote_root,
+                                        const std::vector<std::string>& paths) {
+  std::vector<std::string> targets;
+  for (const std::string& path : paths) {
+    FP_ASSIGN_OR_RETURN(std::string target, JoinUnderRoot(remote_root, path));
+    targets.push_back(std::move(target));
+  }
+  if (targets.empty()) return absl::OkStatus();
+  FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());
+  return sftp->Remove(targets);
+}
+
+}  // namespace fleetplan

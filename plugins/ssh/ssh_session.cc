@@ -1,0 +1,134 @@
+#include "plugins/ssh/ssh_session.h"
+
+#include <cstdlib>
+
+#include "absl/strings/str_cat.h"
+#include "plugins/ssh/host_key_check.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+absl::Status SetOption(ssh_session session, const SshSettings& settings,
+                       ssh_options_e option, const void* value, const char* name) {
+  if (ssh_options_set(session, option, value) != SSH_OK) {
+    return absl::InvalidArgumentError(absl::StrCat("node \"", settings.node, "\": bad ssh ",
+                                                   name, ": ", ssh_get_error(session)));
+  }
+  return absl::OkStatus();
+}
+
+// Order matters: the config file is read for the host set before it, and
+// the group's values set after it take precedence over it.
+absl::Status Configure(ssh_session session, const SshSettings& settings) {
+  FP_RETURN_IF_ERROR(
+      SetOption(session, settings, SSH_OPTIONS_HOST, settings.host.c_str(), "host"));
+  const char* config = settings.config_file.empty() ? nullptr : settings.config_file.c_str();
+  if (ssh_options_parse_config(session, config) != SSH_OK) {
+    return absl::InvalidArgumentError(absl::StrCat("node \"", settings.node,
+                                                   "\": cannot read ssh config: ",
+                                                   ssh_get_error(session)));
+  }
+  if (!settings.user.empty()) {
+    FP_RETURN_IF_ERROR(
+        SetOption(session, settings, SSH_OPTIONS_USER, settings.user.c_str(), "user"));
+  }
+  if (settings.port != 0) {
+    unsigned int port = settings.port;
+    FP_RETURN_IF_ERROR(SetOption(session, settings, SSH_OPTIONS_PORT, &port, "port"));
+  }
+  if (!settings.known_hosts.empty()) {
+    FP_RETURN_IF_ERROR(SetOption(session, settings, SSH_OPTIONS_KNOWNHOSTS,
+                                 settings.known_hosts.c_str(), "known_hosts"));
+  }
+  long timeout = settings.connect_timeout_s;
+  return SetOption(session, settings, SSH_OPTIONS_TIMEOUT, &timeout, "timeout");
+}
+
+std::string UserOf(ssh_session session) {
+  char* user = nullptr;
+  if (ssh_options_get(session, SSH_OPTIONS_USER, &user) != SSH_OK || user == nullptr) {
+    return "?";
+  }
+  std::string result(user);
+  ssh_string_free_char(user);
+  return result;
+}
+
+absl::Status Authenticate(ssh_session session, const SshSettings& settings) {
+  int rc;
+  std::string offered;
+  if (settings.key_file.empty()) {
+    rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
+    offered = "ssh-agent and default keys";
+  } else {
+    ssh_key key = nullptr;
+    if (ssh_pki_import_privkey_file(settings.key_file.c_str(), nullptr, nullptr, nullptr,
+                                    &key) != SSH_OK) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("node \"", settings.node, "\": cannot read key file ",
+                       settings.key_file, " (missing, or protected by a passphrase)"));
+    }
+    rc = ssh_userauth_publickey(session, nullptr, key);
+    ssh_key_free(key);
+    offered = absl::StrCat("key ", settings.key_file);
+  }
+  if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
+  if (rc == SSH_AUTH_ERROR) {
+    return absl::UnavailableError(absl::StrCat("node \"", settings.node,
+                                               "\": authentication failed: ",
+                                               ssh_get_error(session)));
+  }
+  return absl::PermissionDeniedError(absl::StrCat("node \"", settings.node, "\": user \"",
+                                                  UserOf(session), "\" refused with ",
+                                                  offered));
+}
+
+}  // namespace
+
+void SshSessionDeleter::operator()(ssh_session session) const {
+  if (ssh_is_connected(session)) ssh_disconnect(session);
+  ssh_free(session);
+}
+
+std::string ExpandHome(const std::string& path) {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr) return path;
+  if (path == "~") return home;
+  if (path.rfind("~/", 0) == 0) return absl::StrCat(home, path.substr(1));
+  return path;
+}
+
+SshSettings SettingsForNode(const ClusterSpec& spec, const NodeSpec& node,
+                            const TransportOptions& options, const std::string& config_file) {
+  SshSettings settings;
+  settings.node = node.name.empty() ? node.address : node.name;
+  settings.host = node.address;
+  settings.config_file = config_file;
+  settings.connect_timeout_s = options.connect_timeout_s;
+  settings.accept_new_host_keys = options.accept_new_host_keys;
+  if (const SshGroup* group = spec.FindSshGroup(node.ssh_group)) {
+    settings.user = group->user;
+    settings.port = group->port;
+    settings.key_file = ExpandHome(group->key_file);
+    settings.known_hosts = ExpandHome(group->known_hosts);
+  }
+  return settings;
+}
+
+absl::StatusOr<SshSessionPtr> OpenSshSession(const SshSettings& settings) {
+  SshSessionPtr session(ssh_new());
+  if (session == nullptr) return absl::InternalError("ssh_new failed");
+  FP_RETURN_IF_ERROR(Configure(session.get(), settings));
+  if (ssh_connect(session.get()) != SSH_OK) {
+    return absl::UnavailableError(absl::StrCat("node \"", settings.node, "\" (", settings.host,
+                                               "): cannot connect: ",
+                                               ssh_get_error(session.get())));
+  }
+  FP_RETURN_IF_ERROR(
+      VerifyHostKey(session.get(), settings.node, settings.accept_new_host_keys));
+  FP_RETURN_IF_ERROR(Authenticate(session.get(), settings));
+  return session;
+}
+
+}  // namespace fleetplan
