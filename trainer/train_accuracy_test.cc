@@ -16,6 +16,11 @@ namespace fleetplan::trainer {
 namespace {
 
 constexpr double kMinAccuracy = 0.88;
+// The global batch and the peak learning rate are the same at every world
+// size (per-rank batch 128 / N, per-rank rate 0.06 / N, which linear scaling
+// multiplies back by N), so the runs differ only in how the work is split.
+constexpr int kGlobalBatch = 128;
+constexpr double kPeakLr = 0.06;
 
 // Runs `world_size` ranks for two epochs; checks their replicas and returns
 // the final test accuracy.
@@ -23,7 +28,9 @@ double TrainAndCheck(int world_size) {
   SCOPED_TRACE(testing::Message() << "world size " << world_size);
   LaunchOptions options;
   options.world_size = world_size;
-  options.args = {"--epochs=2", "--log-every=200", "--param-digest"};
+  options.args = {"--epochs=2", "--log-every=50", "--param-digest",
+                  "--batch-size=" + std::to_string(kGlobalBatch / world_size),
+                  "--lr=" + std::to_string(kPeakLr / world_size)};
   options.timeout = absl::Minutes(4);
   absl::StatusOr<std::vector<RankOutput>> out = LaunchRanks(options);
   EXPECT_THAT(out, IsOk());
