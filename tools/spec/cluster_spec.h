@@ -39,7 +39,7 @@ struct SshGroup {
   int port = 0;             // 0: ~/.ssh/config or 22
   std::string key_file;     // on the machine that runs apply; "~" unexpanded
   std::string known_hosts;  // empty: ~/.ssh/known_hosts
-  EnvList env;              // `$VAR` is expanded on the node
+  EnvList env;              // sorted by name; `$VAR` is expanded on the node
 };
 
 // One node, fully resolved.
@@ -96,7 +96,7 @@ struct ClusterSpec {
   std::vector<SshGroup> ssh_groups;  // in file order
   KeysSpec keys;
   SyncSpec sync;
-  EnvList env;  // [env], for every rank on every node
+  EnvList env;  // [env], for every rank on every node, sorted by name
   NetworkSpec network;
   JobSpec job;
   DockerSpec docker;

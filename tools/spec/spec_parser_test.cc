@@ -1,0 +1,394 @@
+#include "tools/spec/spec_parser.h"
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr char kPath[] = "/specs/cluster.toml";
+
+// A valid two-node spec that each test varies.
+constexpr char kBase[] = R"(
+[defaults]
+transport = "ssh"
+workdir = "/home/ubuntu/project"
+ssh = "lambda"
+
+[[nodes]]
+address = "10.0.0.1"
+gpus = [0, 1]
+chief = true
+
+[[nodes]]
+address = "10.0.0.2"
+gpus = [0, 1]
+
+[ssh.lambda]
+user = "ubuntu"
+
+[job]
+program = "//trainer:train"
+)";
+
+std::string ErrorOf(const std::string& text) {
+  absl::StatusOr<ClusterSpec> spec = ParseSpec(text, kPath);
+  EXPECT_FALSE(spec.ok()) << "parsed without error:\n" << text;
+  if (spec.ok()) return "";
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(spec.status().message());
+}
+
+TEST(SpecParserTest, ResolvesDefaultsAndDerivedValues) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(kBase, kPath));
+  EXPECT_EQ(spec.name, "cluster");
+  EXPECT_EQ(spec.spec_path, kPath);
+  ASSERT_EQ(spec.nodes.size(), 2u);
+  const NodeSpec& worker = spec.nodes[1];
+  EXPECT_EQ(worker.name, "10.0.0.2");
+  EXPECT_EQ(worker.private_address, "10.0.0.2");
+  EXPECT_EQ(worker.transport, "ssh");
+  EXPECT_EQ(worker.workdir, "/home/ubuntu/project");
+  EXPECT_EQ(worker.ssh_group, "lambda");
+  EXPECT_EQ(worker.nproc, 2);
+  EXPECT_EQ(worker.index, 1);
+  EXPECT_FALSE(worker.chief);
+  EXPECT_EQ(worker.location.line, 12);
+  EXPECT_EQ(spec.chief().address, "10.0.0.1");
+  EXPECT_EQ(spec.network.master_port, 29500);
+  EXPECT_FALSE(spec.sync.enabled);
+}
+
+TEST(SpecParserTest, NodeValuesOverrideDefaults) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(R"(
+name = "mixed"
+[defaults]
+workdir = "/w/"
+python = { venv = "/venvs/a" }
+gpus = [0]
+[[nodes]]
+address = "a.example"
+name = "head"
+chief = true
+[[nodes]]
+address = "b.example"
+private_address = "10.1.0.2"
+workdir = "/other"
+transport = "docker"
+python = { conda = "torch", conda_sh = "/opt/conda/etc/profile.d/conda.sh" }
+gpus = []
+cpus = [0, 3]
+[docker]
+image = "img:latest"
+[sync]
+source = "../src/./x"
+exclude = [".git"]
+[job]
+program = "bin/train"
+nproc_per_node = 3
+restarts = 2
+args = ["--a", "--b=c"]
+)", kPath));
+  EXPECT_EQ(spec.name, "mixed");
+  const NodeSpec& head = spec.nodes[0];
+  const NodeSpec& other = spec.nodes[1];
+  EXPECT_EQ(head.name, "head");
+  EXPECT_EQ(head.transport, "local");
+  EXPECT_EQ(head.workdir, "/w");
+  EXPECT_EQ(head.python.kind, PythonEnv::Kind::kVenv);
+  EXPECT_EQ(head.python.venv, "/venvs/a");
+  EXPECT_EQ(head.gpus, std::vector<int>{0});
+  EXPECT_EQ(other.private_address, "10.1.0.2");
+  EXPECT_EQ(other.workdir, "/other");
+  EXPECT_EQ(other.transport, "docker");
+  EXPECT_EQ(other.python.kind, PythonEnv::Kind::kConda);
+  EXPECT_EQ(other.python.conda, "torch");
+  EXPECT_EQ(other.python.conda_sh, "/opt/conda/etc/profile.d/conda.sh");
+  EXPECT_TRUE(other.gpus.empty());
+  EXPECT_EQ(other.cpus, (std::vector<int>{0, 3}));
+  EXPECT_EQ(head.nproc, 3);
+  EXPECT_EQ(other.nproc, 3);
+  EXPECT_TRUE(spec.sync.enabled);
+  EXPECT_EQ(spec.sync.source, "/src/x");
+  EXPECT_EQ(spec.sync.exclude, std::vector<std::string>{".git"});
+  EXPECT_EQ(spec.job.program, "bin/train");
+  EXPECT_EQ(spec.job.restarts, 2);
+  EXPECT_EQ(spec.job.args, (std::vector<std::string>{"--a", "--b=c"}));
+  EXPECT_EQ(spec.docker.image, "img:latest");
+}
+
+TEST(SpecParserTest, ReadsSshGroupsEnvNetworkAndKeys) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(absl::StrCat(kBase, R"(
+[ssh.other]
+user = "ec2-user"
+port = 2222
+key_file = "~/.ssh/k.pem"
+known_hosts = "/etc/kh"
+env = { LD_LIBRARY_PATH = "$LD_LIBRARY_PATH:/usr/local/cuda/lib64" }
+[keys]
+distribute = true
+[env]
+NCCL_DEBUG = "INFO"
+HOSTILE = "$(rm -rf ~) `id` '\" \\"
+[network]
+nccl_socket_ifname = "^lo,docker0"
+ib = false
+p2p = true
+master_port = 1234
+)"), kPath));
+  const SshGroup* other = spec.FindSshGroup("other");
+  ASSERT_NE(other, nullptr);
+  EXPECT_EQ(other->user, "ec2-user");
+  EXPECT_EQ(other->port, 2222);
+  EXPECT_EQ(other->key_file, "~/.ssh/k.pem");
+  EXPECT_EQ(other->known_hosts, "/etc/kh");
+  EXPECT_EQ(other->env, (EnvList{{"LD_LIBRARY_PATH", "$LD_LIBRARY_PATH:/usr/local/cuda/lib64"}}));
+  EXPECT_TRUE(spec.keys.distribute);
+  // TOML tables are unordered; variables come sorted by name.
+  EXPECT_EQ(spec.env, (EnvList{{"HOSTILE", "$(rm -rf ~) `id` '\" \\"}, {"NCCL_DEBUG", "INFO"}}));
+  EXPECT_EQ(spec.network.nccl_socket_ifname, "^lo,docker0");
+  EXPECT_EQ(spec.network.ib, false);
+  EXPECT_EQ(spec.network.p2p, true);
+  EXPECT_EQ(spec.network.master_port, 1234);
+}
+
+TEST(SpecParserTest, SingleNodeNeedsNoChief) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(R"(
+[[nodes]]
+address = "127.0.0.1"
+workdir = "/tmp/w"
+[job]
+program = "//trainer:train"
+)", kPath));
+  EXPECT_EQ(spec.chief().address, "127.0.0.1");
+  EXPECT_EQ(spec.nodes[0].nproc, 1);
+}
+
+TEST(SpecParserTest, TomlSyntaxErrorHasItsLocation) {
+  EXPECT_EQ(ErrorOf("[job]\nprogram = \"//x:y\n"),
+            "/specs/cluster.toml:2:17: error: invalid TOML: Error while parsing string: "
+            "unescaped control characters other than TAB (U+0009) are explicitly "
+            "prohibited\n  program = \"//x:y\n                  ^");
+}
+
+TEST(SpecParserTest, UnknownKeySuggestsTheNearest) {
+  std::string text = kBase;
+  text.replace(text.find("gpus = [0, 1]\nchief"), 4, "gpu ");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:9:1: error: nodes[0].gpu: unknown key (expected one of: "
+            "transport, workdir, ssh, python, gpus, cpus, address, private_address, chief, "
+            "name); did you mean `gpus`?\n  gpu  = [0, 1]\n  ^");
+}
+
+TEST(SpecParserTest, UnknownTopLevelTable) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[netwrok]\nib = false\n")),
+            "/specs/cluster.toml:21:2: error: netwrok: unknown key (expected one of: name, "
+            "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
+            "`network`?\n  [netwrok]\n   ^");
+}
+
+TEST(SpecParserTest, WrongTypeNamesTheExpectedOne) {
+  std::string text = kBase;
+  text.replace(text.find("chief = true"), 12, "chief = \"yes\"");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:10:9: error: nodes[0].chief: expected true or false, got a "
+            "string\n  chief = \"yes\"\n          ^\n"
+            "/specs/cluster.toml:7:1: error: nodes: exactly one node must set `chief = true` "
+            "when there is more than one node; none does\n  [[nodes]]\n  ^");
+}
+
+TEST(SpecParserTest, NoChiefAmongSeveralNodes) {
+  std::string text = kBase;
+  text.replace(text.find("chief = true"), 12, "");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:7:1: error: nodes: exactly one node must set `chief = true` "
+            "when there is more than one node; none does\n  [[nodes]]\n  ^");
+}
+
+TEST(SpecParserTest, TwoChiefs) {
+  std::string text = kBase;
+  text.replace(text.find("address = \"10.0.0.2\""), 20, "address = \"10.0.0.2\"\nchief = true");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:14:9: error: nodes[1].chief: only one node may be the chief; "
+            "node '10.0.0.1' (line 7) already is\n  chief = true\n          ^");
+}
+
+TEST(SpecParserTest, DuplicateAddressAndName) {
+  std::string text = kBase;
+  text.replace(text.find("10.0.0.2"), 8, "10.0.0.1");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:13:11: error: nodes[1].address: \"10.0.0.1\" is already the "
+            "address of node '10.0.0.1' (line 7)\n  address = \"10.0.0.1\"\n            ^");
+  std::string names = kBase;
+  names.replace(names.find("chief = true"), 12, "chief = true\nname = \"n\"");
+  names.replace(names.find("address = \"10.0.0.2\""), 20, "address = \"10.0.0.2\"\nname = \"n\"");
+  EXPECT_EQ(ErrorOf(names),
+            "/specs/cluster.toml:15:8: error: nodes[1].name: \"n\" is already the name of node "
+            "at line 7\n  name = \"n\"\n         ^");
+}
+
+TEST(SpecParserTest, BadAddresses) {
+  std::string text = kBase;
+  text.replace(text.find("10.0.0.2"), 8, "300.0.0.2");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:13:11: error: nodes[1].address: \"300.0.0.2\" is not a valid "
+            "hostname, IPv4 or IPv6 address\n  address = \"300.0.0.2\"\n            ^");
+  std::string missing = kBase;
+  missing.replace(missing.find("address = \"10.0.0.2\""), 20, "");
+  EXPECT_EQ(ErrorOf(missing),
+            "/specs/cluster.toml:12:1: error: nodes[1].address: missing: every node needs an "
+            "address\n  [[nodes]]\n  ^");
+}
+
+TEST(SpecParserTest, EnvKeysAreChecked) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[env]\n1BAD = \"x\"\n")),
+            "/specs/cluster.toml:22:1: error: env.1BAD: not a valid environment variable name "
+            "(expected letters, digits and _, not starting with a digit)\n  1BAD = \"x\"\n  ^");
+}
+
+TEST(SpecParserTest, UserNamesAreChecked) {
+  std::string text = kBase;
+  text.replace(text.find("user = \"ubuntu\""), 15, "user = \"Ubuntu Admin\"");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:17:8: error: ssh.lambda.user: \"Ubuntu Admin\" is not a valid "
+            "user name (expected lowercase letters, digits, _ and -, not starting with a digit "
+            "or -)\n  user = \"Ubuntu Admin\"\n         ^");
+}
+
+TEST(SpecParserTest, UndefinedSshGroup) {
+  std::string text = kBase;
+  text.replace(text.find("ssh = \"lambda\""), 14, "ssh = \"lambd\"");
+  std::string error = ErrorOf(text);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:5:7: error: nodes[0].ssh: no [ssh.lambd] group is defined "
+            "(defined: lambda); did you mean `lambda`?");
+  // Both nodes inherit the bad default, and both are reported.
+  EXPECT_NE(error.find("nodes[1].ssh"), std::string::npos);
+}
+
+TEST(SpecParserTest, WorkdirMustBeAbsoluteAndPresent) {
+  std::string text = kBase;
+  text.replace(text.find("\"/home/ubuntu/project\""), 22, "\"project/../x\"");
+  std::string error = ErrorOf(text);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:4:11: error: nodes[0].workdir: \"project/../x\" must be an "
+            "absolute path without \".\" or \"..\" components");
+  std::string missing = kBase;
+  missing.replace(missing.find("workdir = \"/home/ubuntu/project\""), 32, "");
+  error = ErrorOf(missing);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:7:1: error: nodes[0].workdir: missing: set `workdir` (an "
+            "absolute path) in [defaults] or on the node");
+}
+
+TEST(SpecParserTest, PortsInRange) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[network]\nmaster_port = 70000\n")),
+            "/specs/cluster.toml:22:15: error: network.master_port: port 70000 is out of range "
+            "(expected 1 to 65535)\n  master_port = 70000\n                ^");
+  std::string text = kBase;
+  text.replace(text.find("user = \"ubuntu\""), 15, "port = 0");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:17:8: error: ssh.lambda.port: port 0 is out of range "
+            "(expected 1 to 65535)\n  port = 0\n         ^");
+}
+
+TEST(SpecParserTest, GpuIdsUniqueAndNonNegative) {
+  std::string text = kBase;
+  text.replace(text.find("gpus = [0, 1]"), 13, "gpus = [0, 0, -1]");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:9:12: error: nodes[0].gpus: id 0 is listed twice\n"
+            "  gpus = [0, 0, -1]\n"
+            "             ^\n"
+            "/specs/cluster.toml:9:15: error: nodes[0].gpus: id -1 is negative or too large\n"
+            "  gpus = [0, 0, -1]\n"
+            "                ^");
+}
+
+TEST(SpecParserTest, JobRules) {
+  std::string text = kBase;
+  text.replace(text.find("program = \"//trainer:train\""), 27,
+               "program = \"//trainer train\"\nrestarts = -1\nnproc_per_node = 0");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:20:11: error: job.program: \"//trainer train\" is not a valid "
+            "Bazel label (expected //package:target)\n  program = \"//trainer train\"\n"
+            "            ^\n"
+            "/specs/cluster.toml:22:18: error: job.nproc_per_node: 0 is out of range (expected "
+            "1 to 4096 ranks per node)\n  nproc_per_node = 0\n                   ^\n"
+            "/specs/cluster.toml:21:12: error: job.restarts: -1 is out of range (expected 0 to "
+            "1000)\n  restarts = -1\n             ^");
+  std::string missing = kBase;
+  missing.replace(missing.find("program = \"//trainer:train\""), 27, "");
+  EXPECT_EQ(ErrorOf(missing),
+            "/specs/cluster.toml:19:1: error: job.program: missing: a Bazel label "
+            "(//trainer:train) or a path under workdir\n  [job]\n  ^");
+}
+
+TEST(SpecParserTest, PythonRules) {
+  std::string text = kBase;
+  text.replace(text.find("ssh = \"lambda\""), 14,
+               "ssh = \"lambda\"\npython = { conda = \"torch\" }");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:6:10: error: defaults.python: `conda` needs `conda_sh`, the "
+            "conda.sh to source before `conda activate`\n"
+            "  python = { conda = \"torch\" }\n           ^");
+  std::string both = kBase;
+  both.replace(both.find("ssh = \"lambda\""), 14,
+               "ssh = \"lambda\"\npython = { conda = \"t\", venv = \"/v\" }");
+  std::string error = ErrorOf(both);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:6:10: error: defaults.python: expected exactly one of `venv` "
+            "or `conda`");
+}
+
+TEST(SpecParserTest, TransportNamesAndDockerImage) {
+  std::string text = kBase;
+  text.replace(text.find("transport = \"ssh\""), 17, "transport = \"SSH\"");
+  std::string error = ErrorOf(text);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:3:13: error: nodes[0].transport: \"SSH\" is not a transport "
+            "name (expected a lowercase name such as \"local\", \"ssh\" or \"docker\")");
+  std::string docker = kBase;
+  docker.replace(docker.find("transport = \"ssh\""), 17, "transport = \"docker\"");
+  EXPECT_EQ(ErrorOf(docker),
+            "/specs/cluster.toml:1:1: error: docker.image: missing: nodes with transport "
+            "\"docker\" need [docker] image");
+}
+
+TEST(SpecParserTest, NcclSocketIfname) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[network]\nnccl_socket_ifname = \"eth0;id\"\n")),
+            "/specs/cluster.toml:22:22: error: network.nccl_socket_ifname: \"eth0;id\" is not "
+            "an interface spec (expected \"auto\", an interface such as \"ens3\", a list "
+            "\"eth,ib\", or an exclusion \"^lo,docker0\")\n"
+            "  nccl_socket_ifname = \"eth0;id\"\n                       ^");
+}
+
+TEST(SpecParserTest, ReportsEveryErrorInOneRun) {
+  std::string text = kBase;
+  text.replace(text.find("gpus = [0, 1]\nchief"), 4, "gpu ");
+  text.replace(text.find("10.0.0.2"), 8, "bad host");
+  text += "[env]\nA-B = \"x\"\n[network]\nmaster_port = 0\n";
+  std::string error = ErrorOf(text);
+  for (const char* expected : {"nodes[0].gpu:", "nodes[1].address:", "env.A-B:",
+                               "network.master_port:"}) {
+    EXPECT_NE(error.find(expected), std::string::npos) << expected << "\n" << error;
+  }
+}
+
+TEST(SpecParserTest, NoNodesAndNoJob) {
+  EXPECT_EQ(ErrorOf("name = \"x\"\n"),
+            "/specs/cluster.toml:1:1: error: nodes: at least one [[nodes]] entry is required\n"
+            "  name = \"x\"\n  ^\n"
+            "/specs/cluster.toml:1:1: error: job: missing: a [job] table with `program`\n"
+            "  name = \"x\"\n  ^");
+}
+
+TEST(SpecParserTest, LoadSpecFileNamesAMissingFile) {
+  EXPECT_THAT(LoadSpecFile("/nonexistent/spec.toml"),
+              StatusIs(absl::StatusCode::kNotFound, "/nonexistent/spec.toml"));
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,67 @@
+#include "tools/spec/validators.h"
+
+#include "gtest/gtest.h"
+
+namespace fleetplan {
+namespace {
+
+TEST(ValidatorsTest, Addresses) {
+  for (const char* good : {"104.171.200.62", "10.0.0.5", "node-1", "node-1.example.com",
+                           "localhost", "::1", "fe80::1", "2001:db8::8a2e:370:7334",
+                           "2001:0db8:0000:0000:0000:ff00:0042:8329", "::ffff:10.0.0.1"}) {
+    EXPECT_TRUE(IsValidAddress(good)) << good;
+  }
+  for (const char* bad : {"", "256.1.1.1", "1.2.3", "-node", "node_1", "a b", "1::2::3",
+                          "$(rm -rf ~)", "host;id"}) {
+    EXPECT_FALSE(IsValidAddress(bad)) << bad;
+  }
+}
+
+TEST(ValidatorsTest, EnvNames) {
+  EXPECT_TRUE(IsValidEnvName("NCCL_DEBUG"));
+  EXPECT_TRUE(IsValidEnvName("_x1"));
+  EXPECT_FALSE(IsValidEnvName("1X"));
+  EXPECT_FALSE(IsValidEnvName("A-B"));
+  EXPECT_FALSE(IsValidEnvName(""));
+}
+
+TEST(ValidatorsTest, UserNames) {
+  EXPECT_TRUE(IsValidUserName("ubuntu"));
+  EXPECT_TRUE(IsValidUserName("ec2-user"));
+  EXPECT_TRUE(IsValidUserName("_svc"));
+  EXPECT_FALSE(IsValidUserName("Root"));
+  EXPECT_FALSE(IsValidUserName("-x"));
+  EXPECT_FALSE(IsValidUserName("a b"));
+}
+
+TEST(ValidatorsTest, BazelLabels) {
+  EXPECT_TRUE(IsBazelLabel("//trainer:train"));
+  EXPECT_TRUE(IsBazelLabel("//trainer"));
+  EXPECT_TRUE(IsBazelLabel("//a/b:c-d"));
+  EXPECT_FALSE(IsBazelLabel("//"));
+  EXPECT_FALSE(IsBazelLabel("//a b:c"));
+  EXPECT_FALSE(IsBazelLabel("trainer:train"));
+}
+
+TEST(ValidatorsTest, IfnameSpecs) {
+  for (const char* good : {"auto", "ens3", "eth,ib", "^lo,docker0", "=eth0"}) {
+    EXPECT_TRUE(IsValidIfnameSpec(good)) << good;
+  }
+  for (const char* bad : {"", "^", "eth0 ", "a,,b", "$(x)"}) {
+    EXPECT_FALSE(IsValidIfnameSpec(bad)) << bad;
+  }
+}
+
+TEST(ValidatorsTest, PathsAndNames) {
+  EXPECT_TRUE(IsCleanAbsolutePath("/home/ubuntu/project"));
+  EXPECT_TRUE(IsCleanAbsolutePath("/"));
+  EXPECT_FALSE(IsCleanAbsolutePath("home/x"));
+  EXPECT_FALSE(IsCleanAbsolutePath("/a/../b"));
+  EXPECT_FALSE(IsCleanAbsolutePath("/a/./b"));
+  EXPECT_TRUE(IsLowercaseIdentifier("ssh"));
+  EXPECT_FALSE(IsLowercaseIdentifier("SSH"));
+  EXPECT_FALSE(IsLowercaseIdentifier("1ssh"));
+}
+
+}  // namespace
+}  // namespace fleetplan
