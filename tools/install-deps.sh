@@ -17,7 +17,7 @@ packages=(
   # multi-node test bed: a Docker daemon and sshd for the node image
   docker.io openssh-server openssh-client iproute2 procps
   # peers for side-by-side benchmarks
-  pdsh ansible rsync python3-torch time
+  pdsh ansible rsync python3-torch time hyperfine
 )
 
 missing=()
