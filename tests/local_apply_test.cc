@@ -83,7 +83,7 @@ class LocalApplyTest : public ::testing::Test {
         "[defaults]\ntransport = \"local\"\n"
         "[[nodes]]\nname = \"a\"\naddress = \"127.0.0.1\"\nchief = true\nworkdir = ",
         TomlString(dir_ + "/work-a"),
-        "\n[[nodes]]\nname = \"b\"\naddress = \"127.0.0.1\"\nworkdir = ",
+        "\n[[nodes]]\nname = \"b\"\naddress = \"127.0.0.2\"\nworkdir = ",
         TomlString(dir_ + "/work-b"),
         "\n[sync]\nsource = \"src\"\nexclude = [\"*.pt\"]\n"
         "[env]\nHOSTILE = ", TomlString(kHostile), "\nFP_OUT = ", TomlString(dir_ + "/out"),

@@ -98,7 +98,7 @@ class PhaseBuilder {
 
 Phase BuildPhase(const ClusterSpec& spec) {
   PhaseBuilder phase(PhaseKind::kBuild, 1);
-  if (IsBazelLabel(spec.job.program)) {
+  if (spec.job.program_is_label()) {
     Step& step = phase.Add(kControllerNode, "bazel-build");
     step.inputs = {{"targets", spec.job.program}};
     step.command = BazelBuildCommand(spec.job.program);

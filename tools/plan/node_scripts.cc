@@ -45,10 +45,6 @@ std::string PythonActivation(const PythonEnv& python) {
 
 }  // namespace
 
-bool IsBazelLabel(absl::string_view program) {
-  return absl::StartsWith(program, "//") || absl::StartsWith(program, "@");
-}
-
 std::string LabelTargetName(absl::string_view label) {
   size_t colon = label.rfind(':');
   if (colon != absl::string_view::npos) return std::string(label.substr(colon + 1));
@@ -73,7 +69,7 @@ std::string EnvScriptPath(const NodeSpec& node) {
 }
 
 std::string ProgramPath(const JobSpec& job, const NodeSpec& node) {
-  if (IsBazelLabel(job.program)) {
+  if (job.program_is_label()) {
     return UnderWorkdir(node,
                         absl::StrCat(".fleetplan/bin/", LabelTargetName(job.program)));
   }

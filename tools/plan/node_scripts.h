@@ -14,9 +14,6 @@
 
 namespace fleetplan {
 
-// True when `program` is a Bazel label ("//pkg:target", "@repo//pkg").
-bool IsBazelLabel(absl::string_view program);
-
 // The target name of a label: `//trainer:train` → "train", `//pkg/sub` → "sub".
 std::string LabelTargetName(absl::string_view label);
 

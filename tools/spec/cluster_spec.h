@@ -81,6 +81,10 @@ struct JobSpec {
   std::vector<std::string> args;
   std::optional<int> nproc_per_node;
   int restarts = 0;
+
+  // True when `program` is a Bazel label, built and synced by apply; the
+  // parser has checked that such a label is well formed.
+  bool program_is_label() const { return program.rfind("//", 0) == 0; }
 };
 
 struct DockerSpec {

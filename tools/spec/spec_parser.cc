@@ -540,7 +540,7 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
       spec->job.program = *program;
       if (program->empty()) {
         Error(*node, "job.program", "must not be empty");
-      } else if (absl::StartsWith(*program, "//") && !IsBazelLabel(*program)) {
+      } else if (absl::StartsWith(*program, "//") && !IsValidBazelLabel(*program)) {
         Error(*node, "job.program",
               absl::StrCat("\"", *program,
                            "\" is not a valid Bazel label (expected //package:target)"));

@@ -63,7 +63,7 @@ bool IsValidUserName(absl::string_view name) {
   return FullMatch(name, kName);
 }
 
-bool IsBazelLabel(absl::string_view program) {
+bool IsValidBazelLabel(absl::string_view program) {
   static const RE2 kLabel(
       R"(//([A-Za-z0-9_.+-]+(/[A-Za-z0-9_.+-]+)*)?(:[A-Za-z0-9_.+=,@~/-]+)?)");
   return program != "//" && FullMatch(program, kLabel);

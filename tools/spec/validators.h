@@ -18,7 +18,7 @@ bool IsValidEnvName(absl::string_view name);
 bool IsValidUserName(absl::string_view name);
 
 // A Bazel label in the main repository: //pkg:name, //pkg or //pkg/sub.
-bool IsBazelLabel(absl::string_view program);
+bool IsValidBazelLabel(absl::string_view program);
 
 // NCCL_SOCKET_IFNAME's forms: "auto", "eth0", "eth,ib" or "^lo,docker0"
 // ("=" for exact matching is allowed too).

@@ -35,12 +35,12 @@ TEST(ValidatorsTest, UserNames) {
 }
 
 TEST(ValidatorsTest, BazelLabels) {
-  EXPECT_TRUE(IsBazelLabel("//trainer:train"));
-  EXPECT_TRUE(IsBazelLabel("//trainer"));
-  EXPECT_TRUE(IsBazelLabel("//a/b:c-d"));
-  EXPECT_FALSE(IsBazelLabel("//"));
-  EXPECT_FALSE(IsBazelLabel("//a b:c"));
-  EXPECT_FALSE(IsBazelLabel("trainer:train"));
+  EXPECT_TRUE(IsValidBazelLabel("//trainer:train"));
+  EXPECT_TRUE(IsValidBazelLabel("//trainer"));
+  EXPECT_TRUE(IsValidBazelLabel("//a/b:c-d"));
+  EXPECT_FALSE(IsValidBazelLabel("//"));
+  EXPECT_FALSE(IsValidBazelLabel("//a b:c"));
+  EXPECT_FALSE(IsValidBazelLabel("trainer:train"));
 }
 
 TEST(ValidatorsTest, IfnameSpecs) {
