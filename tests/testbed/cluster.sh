@@ -16,6 +16,7 @@
 # carry the label fleetplan.testbed=PREFIX; `down` removes what has it.
 # Needs a daemon (dockerd.sh ensure) at $DOCKER_HOST.
 set -eu
+PATH="$PATH:/usr/sbin:/sbin:/usr/local/bin"
 
 here="$(cd "$(dirname "$0")" && pwd)"
 base="${FLEETPLAN_TESTBED_DIR:-/var/tmp/fleetplan-testbed}"

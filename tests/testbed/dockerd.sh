@@ -18,6 +18,8 @@
 # (dockerd.log). The socket is the one $DOCKER_HOST names, default
 # /var/run/docker.sock, so a plain `docker` finds it too.
 set -eu
+# Bazel's strict action environment leaves /usr/sbin (dockerd) off PATH.
+PATH="$PATH:/usr/sbin:/sbin:/usr/local/bin"
 
 host="${DOCKER_HOST:-unix:///var/run/docker.sock}"
 case "$host" in

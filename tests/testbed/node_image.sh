@@ -16,6 +16,7 @@
 #
 # Needs a daemon (dockerd.sh ensure) at $DOCKER_HOST.
 set -eu
+PATH="$PATH:/usr/sbin:/sbin:/usr/local/bin"
 
 image="${1:-fleetplan-node:latest}"
 here="$(cd "$(dirname "$0")" && pwd)"
