@@ -100,6 +100,11 @@ class Transport {
       const ClusterSpec& spec, const NodeSpec& node,
       const TransportOptions& options) = 0;
 
+  // True when the transport's nodes see this machine's filesystem (the
+  // local transport): a workdir inside the synced source would then be
+  // written into the source itself.
+  virtual bool SharesLocalFilesystem() const { return false; }
+
   // Undoes what apply created for `node` (apply --destroy). Default: nothing.
   virtual absl::Status Destroy(const ClusterSpec& spec, const NodeSpec& node) {
     return absl::OkStatus();

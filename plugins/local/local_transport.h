@@ -53,6 +53,7 @@ class LocalTransport : public Transport {
   absl::StatusOr<std::unique_ptr<Connection>> Connect(
       const ClusterSpec& spec, const NodeSpec& node,
       const TransportOptions& options) override;
+  bool SharesLocalFilesystem() const override { return true; }
 };
 
 }  // namespace fleetplan

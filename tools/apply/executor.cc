@@ -351,12 +351,8 @@ Executor::Outcome Executor::AuthorizeKey(const Step& step) {
 Executor::Outcome Executor::SyncNode(const Step& step) {
   // SyncTree is incremental by itself, and built binaries are not in the
   // step's hash, so it always runs.
+  // (ValidateNodes has refused a workdir inside the source already.)
   const NodeSpec& node = *FindNode(step.node);
-  if (spec_.sync.enabled) {
-    if (absl::Status ok = CheckSyncTarget(spec_.sync.source, node.workdir); !ok.ok()) {
-      return Outcome::Failed(absl::StrCat("node '", node.name, "': ", ok.message()));
-    }
-  }
   absl::StatusOr<SyncResult> result =
       SyncTree(*connections_.at(node.name), sync_manifest_, node.workdir,
                SyncManifestPath(node), options_.force);

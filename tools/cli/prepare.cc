@@ -30,7 +30,7 @@ absl::Status ValidateNodes(const ClusterSpec& spec) {
     if (!valid.ok()) {
       return absl::Status(valid.code(), absl::StrCat(Where(node), valid.message()));
     }
-    if (spec.sync.enabled) {
+    if (spec.sync.enabled && (*transport)->SharesLocalFilesystem()) {
       absl::Status target = CheckSyncTarget(spec.sync.source, node.workdir);
       if (!target.ok()) {
         return absl::InvalidArgumentError(

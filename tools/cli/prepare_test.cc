@@ -16,9 +16,12 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Accepts nodes whose address is not "bad".
+// Accepts nodes whose address is not "bad". Its nodes share this machine's
+// filesystem when `shared` is true.
 class CheckingTransport : public Transport {
  public:
+  explicit CheckingTransport(bool shared = true) : shared_(shared) {}
+  bool SharesLocalFilesystem() const override { return shared_; }
   absl::Status ValidateNode(const ClusterSpec&, const NodeSpec& node) const override {
     if (node.address == "bad") {
       return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' is bad"));
@@ -29,6 +32,9 @@ class CheckingTransport : public Transport {
                                                       const TransportOptions&) override {
     return absl::UnimplementedError("not used");
   }
+
+ private:
+  bool shared_;
 };
 
 class PrepareTest : public ::testing::Test {
@@ -90,6 +96,17 @@ TEST_F(PrepareTest, WorkdirInsideTheSourceIsRefused) {
   spec_.nodes[0].workdir = dir_ + "/src/run";
   EXPECT_THAT(PrepareFromSpec(spec_),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("workdir")));
+}
+
+TEST_F(PrepareTest, RemoteWorkdirMayHaveTheSourcesPath) {
+  // Seed guides keep the code at the same absolute path on every node,
+  // the machine running apply included; on a remote node that is no clash.
+  TransportRegistry::ScopedOverride remote("remote",
+                                           std::make_unique<CheckingTransport>(false));
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/src/run.sh", "echo 1\n", 0755), IsOk());
+  spec_.nodes[0].transport = "remote";
+  spec_.nodes[0].workdir = dir_ + "/src";
+  EXPECT_THAT(PrepareFromSpec(spec_), IsOk());
 }
 
 TEST_F(PrepareTest, MissingSourceIsNotFound) {
