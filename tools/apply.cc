@@ -10,7 +10,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/flags.h"
+#include "tools/util/flags.h"
 
 ABSL_FLAG(int, parallelism, 10, "Run at most this many nodes' steps at once.");
 ABSL_FLAG(bool, force, false, "Run every step, even those the nodes have done already.");
@@ -35,20 +35,18 @@ int main(int argc, char** argv) {
       "usage: apply [flags] SPEC.toml | PLAN.json\n"
       "exit codes: 0 done, 1 apply failed (or the failing rank's status), "
       "2 bad input or stale plan, 130 interrupted");
-  std::vector<std::string> args = fleetplan::NormalizeFlagNames(argc, argv);
-  if (absl::Status known = fleetplan::CheckFlagsDefined(args); !known.ok()) {
-    fprintf(stderr, "apply: %s\n", std::string(known.message()).c_str());
+  absl::StatusOr<std::vector<std::string>> positional =
+      fleetplan::ParseMainFlags(argc, argv, __FILE__);
+  if (!positional.ok()) {
+    fprintf(stderr, "apply: %s\n", std::string(positional.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
-  std::vector<char*> raw;
-  for (std::string& arg : args) raw.push_back(arg.data());
-  std::vector<char*> positional = absl::ParseCommandLine(raw.size(), raw.data());
-  if (positional.size() != 2) {
+  if (positional->size() != 2) {
     fprintf(stderr, "apply: expected one spec or saved plan (see --help)\n");
     return fleetplan::kExitBadInput;
   }
   fleetplan::ApplyCommand command;
-  command.target = positional[1];
+  command.target = (*positional)[1];
   command.argv0 = argv[0];
   command.json = absl::GetFlag(FLAGS_json);
   command.color = absl::GetFlag(FLAGS_color);

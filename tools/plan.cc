@@ -8,7 +8,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "tools/cli/commands.h"
-#include "tools/cli/flags.h"
+#include "tools/util/flags.h"
 
 ABSL_FLAG(bool, json, false, "Print the plan as JSON instead of text.");
 ABSL_FLAG(std::string, out, "",
@@ -20,20 +20,18 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "shows what apply will do, per phase and node, without touching any node.\n"
       "usage: plan [--json] [--out plan.json] [--color=auto|always|never] SPEC.toml");
-  std::vector<std::string> args = fleetplan::NormalizeFlagNames(argc, argv);
-  if (absl::Status known = fleetplan::CheckFlagsDefined(args); !known.ok()) {
-    fprintf(stderr, "plan: %s\n", std::string(known.message()).c_str());
+  absl::StatusOr<std::vector<std::string>> positional =
+      fleetplan::ParseMainFlags(argc, argv, __FILE__);
+  if (!positional.ok()) {
+    fprintf(stderr, "plan: %s\n", std::string(positional.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
-  std::vector<char*> raw;
-  for (std::string& arg : args) raw.push_back(arg.data());
-  std::vector<char*> positional = absl::ParseCommandLine(raw.size(), raw.data());
-  if (positional.size() != 2) {
+  if (positional->size() != 2) {
     fprintf(stderr, "plan: expected one spec file (see --help)\n");
     return fleetplan::kExitBadInput;
   }
   fleetplan::PlanCommand command;
-  command.spec = positional[1];
+  command.spec = (*positional)[1];
   command.json = absl::GetFlag(FLAGS_json);
   command.out = absl::GetFlag(FLAGS_out);
   command.color = absl::GetFlag(FLAGS_color);

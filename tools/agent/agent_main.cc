@@ -16,11 +16,9 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "tools/agent/supervisor.h"
+#include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
 ABSL_FLAG(int, first_rank, 0, "RANK of this node's first rank (LOCAL_RANK 0).");
@@ -41,28 +39,6 @@ void OnStopSignal(int) {
   (void)ignored;
 }
 
-// apply passes flags with dashes (--first-rank); Abseil names them with
-// underscores. Rewrites flag names before `--`; the program's argv is left
-// alone.
-std::vector<char*> UnderscoreFlagNames(int argc, char** argv,
-                                       std::vector<std::string>* storage) {
-  storage->reserve(argc);
-  std::vector<char*> out;
-  bool in_flags = true;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") in_flags = false;
-    if (in_flags && i > 0 && arg.rfind("--", 0) == 0) {
-      size_t end = std::min(arg.find('='), arg.size());
-      for (size_t k = 2; k < end; ++k) {
-        if (arg[k] == '-') arg[k] = '_';
-      }
-    }
-    storage->push_back(arg);
-    out.push_back(storage->back().data());
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -72,16 +48,12 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...\n"
       "Flag names may be written with dashes or underscores.");
-  // --help lists the flags of this file (Abseil looks for a file named
-  // after the binary by default).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "agent_main.cc");
-  };
-  absl::SetFlagsUsageConfig(usage);
-  std::vector<std::string> storage;
-  std::vector<char*> args = UnderscoreFlagNames(argc, argv, &storage);
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  absl::StatusOr<std::vector<std::string>> positional =
+      fleetplan::ParseMainFlags(argc, argv, __FILE__);
+  if (!positional.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(positional.status().message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
 
   fleetplan::SupervisorOptions options;
   options.node = absl::GetFlag(FLAGS_node);
@@ -90,7 +62,7 @@ int main(int argc, char** argv) {
   options.restarts = absl::GetFlag(FLAGS_restarts);
   options.log_dir = absl::GetFlag(FLAGS_log_dir);
   options.grace_period = absl::GetFlag(FLAGS_grace_period);
-  options.program.assign(positional.begin() + 1, positional.end());
+  options.program.assign(positional->begin() + 1, positional->end());
   options.stdin_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
 
   // Signals become a readable pipe the supervisor polls with the ranks.

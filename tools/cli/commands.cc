@@ -12,7 +12,7 @@
 #include "absl/synchronization/mutex.h"
 #include "plugins/transport.h"
 #include "tools/apply/progress.h"
-#include "tools/cli/flags.h"
+#include "tools/util/flags.h"
 #include "tools/cli/paths.h"
 #include "tools/cli/prepare.h"
 #include "tools/cli/saved_plan.h"

@@ -1,4 +1,4 @@
-#include "tools/cli/flags.h"
+#include "tools/util/flags.h"
 
 #include <string>
 #include <vector>
@@ -30,6 +30,13 @@ TEST(FlagsTest, UnknownFlagsAreNamed) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        ::testing::HasSubstr("--paralelism=3")));
   EXPECT_THAT(CheckFlagsDefined({"apply", "--", "--whatever"}), IsOk());
+}
+
+TEST(FlagsTest, UsageFlagsAreKnown) {
+  EXPECT_THAT(CheckFlagsDefined({"plan", "--help"}), IsOk());
+  EXPECT_THAT(CheckFlagsDefined({"plan", "--helpfull"}), IsOk());
+  EXPECT_THAT(CheckFlagsDefined({"plan", "--hlep"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "--hlep"));
 }
 
 TEST(FlagsTest, Color) {

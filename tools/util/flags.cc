@@ -1,11 +1,13 @@
-#include "tools/cli/flags.h"
+#include "tools/util/flags.h"
 
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
 
+#include "absl/flags/parse.h"
 #include "absl/flags/reflection.h"
+#include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
@@ -19,6 +21,16 @@ absl::string_view FlagName(absl::string_view arg) {
   if (arg.size() < 2 || arg[0] != '-') return "";
   arg.remove_prefix(arg[1] == '-' ? 2 : 1);
   return arg.substr(0, arg.find('='));
+}
+
+// Abseil's usage flags (--help and friends) are handled by
+// absl::ParseCommandLine itself and are not in the flag registry.
+bool IsUsageFlag(absl::string_view name) {
+  for (absl::string_view usage : {"help", "helpfull", "helpshort", "helppackage", "helpmatch",
+                                  "version", "only_check_args"}) {
+    if (name == usage) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -40,7 +52,7 @@ absl::Status CheckFlagsDefined(const std::vector<std::string>& args) {
     if (args[i] == "--") break;
     absl::string_view name = FlagName(args[i]);
     if (name.empty()) continue;
-    if (absl::FindCommandLineFlag(name) != nullptr) continue;
+    if (absl::FindCommandLineFlag(name) != nullptr || IsUsageFlag(name)) continue;
     if (absl::StartsWith(name, "no")) {
       const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name.substr(2));
       if (flag != nullptr && flag->IsOfType<bool>()) continue;
@@ -49,6 +61,25 @@ absl::Status CheckFlagsDefined(const std::vector<std::string>& args) {
         absl::StrCat("unknown flag ", args[i], " (see --help)"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::string>> ParseMainFlags(int argc, char** argv,
+                                                        const char* main_file) {
+  static std::string* help_file = new std::string;
+  *help_file = main_file;
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, *help_file) || absl::EndsWith(*help_file, file);
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+
+  std::vector<std::string> args = NormalizeFlagNames(argc, argv);
+  if (absl::Status known = CheckFlagsDefined(args); !known.ok()) return known;
+  std::vector<char*> raw;
+  for (std::string& arg : args) raw.push_back(arg.data());
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(raw.size()), raw.data());
+  return std::vector<std::string>(positional.begin(), positional.end());
 }
 
 absl::StatusOr<bool> UseColor(const std::string& flag_value, int fd) {
