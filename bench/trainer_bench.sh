@@ -4,8 +4,11 @@
 # side: the same model, synthetic data, batch size per rank and Gloo on
 # 127.0.0.1, at world sizes 1 and 2, one thread per rank.
 #
-#   bazel run //bench:trainer_bench [-- --arch=resnet18 --image-size=64 \
-#       --batch-size=32 --steps-per-epoch=20]
+#   bazel run -c opt //bench:trainer_bench [-- --arch=resnet18 \
+#       --image-size=64 --batch-size=32 --steps-per-epoch=20]
+#
+# Refuses a trainer built without -c opt (fastbuild or dbg numbers say
+# nothing about the trainer).
 #
 # Prints one row per (implementation, world size): samples/s of the second
 # epoch and the peak RSS of each rank; then the C++/Python ratios.
@@ -28,6 +31,10 @@ train="$runfiles/trainer/train"
 ddp="$runfiles/bench/trainer_ddp.py"
 [[ -x "$train" ]] || train="$here/../trainer/train"
 [[ -f "$ddp" ]] || ddp="$here/trainer_ddp.py"
+case "$(readlink -f "$train")" in
+  */k8-opt/*) ;;
+  */bazel-out/*) echo "$train is not an optimized build: use bazel run -c opt //bench:trainer_bench" >&2; exit 2 ;;
+esac
 for tool in /usr/bin/time /usr/bin/python3; do
   [[ -x "$tool" ]] || { echo "$tool is missing (tools/install-deps.sh)" >&2; exit 1; }
 done

@@ -13,6 +13,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
+#include "trainer/allocator.h"
 #include "trainer/dist_env.h"
 #include "trainer/trainer.h"
 
@@ -100,6 +101,7 @@ fleetplan::trainer::TrainerOptions OptionsFromFlags() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  fleetplan::trainer::KeepFreedMemoryInHeap();
   absl::SetProgramUsageMessage(
       "Data-parallel LibTorch trainer. Ranks come from the torchrun "
       "environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, "
