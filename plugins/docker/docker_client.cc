@@ -1,5 +1,7 @@
 #include "plugins/docker/docker_client.h"
 
+#include <sys/un.h>
+
 #include <curl/curl.h>
 
 #include <cstdlib>
@@ -61,6 +63,13 @@ absl::StatusOr<std::string> DockerClient::SocketFromEnvironment() {
     return absl::InvalidArgumentError(absl::StrCat(
         "DOCKER_HOST=", host,
         ": the docker transport speaks only to a unix socket (unix:///path)"));
+  }
+  // Longer paths do not fit a sockaddr_un; curl would report them as an
+  // unresolvable host name.
+  if (value.size() >= sizeof(sockaddr_un{}.sun_path)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "DOCKER_HOST=", host, ": a unix socket path must be shorter than ",
+        sizeof(sockaddr_un{}.sun_path), " bytes"));
   }
   return std::string(value);
 }

@@ -80,6 +80,7 @@ absl::Status DockerTransport::EnsureNetwork(const DockerClient& client,
                                             const ClusterSpec& spec) {
   const std::string& network = spec.docker.network;
   if (network.empty()) return absl::OkStatus();
+  absl::MutexLock lock(&network_mu_);
   absl::StatusOr<nlohmann::json> inspect = client.InspectNetwork(network);
   if (inspect.ok() || !absl::IsNotFound(inspect.status())) {
     return inspect.status();

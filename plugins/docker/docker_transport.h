@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "plugins/docker/docker_client.h"
 #include "plugins/docker/docker_connection.h"
@@ -52,6 +53,9 @@ class DockerTransport : public Transport {
                              const ClusterSpec& spec);
 
   DockerOptions options_;
+  // Nodes connect in parallel; without this, each could find the network
+  // missing and create one, and the daemon allows several of one name.
+  absl::Mutex network_mu_;
 };
 
 }  // namespace fleetplan

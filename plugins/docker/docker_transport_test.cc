@@ -359,6 +359,15 @@ TEST_F(DockerTransportTest, NoDaemonIsOneLineFailedPrecondition) {
               testing::AllOf(HasSubstr("dockerd"), Not(HasSubstr("\n"))));
 }
 
+TEST_F(DockerTransportTest, SocketPathTooLongForUnixSocketsIsRefused) {
+  std::string saved = getenv("DOCKER_HOST");
+  setenv("DOCKER_HOST", ("unix:///" + std::string(120, 'd') + "/docker.sock").c_str(), 1);
+  absl::StatusOr<std::string> socket = DockerClient::SocketFromEnvironment();
+  setenv("DOCKER_HOST", saved.c_str(), 1);
+  EXPECT_THAT(socket, StatusIs(absl::StatusCode::kInvalidArgument,
+                               "a unix socket path must be shorter than 108 bytes"));
+}
+
 TEST_F(DockerTransportTest, ValidateNodeNamesBadAddress) {
   ClusterSpec spec = SpecFor("not a name!", *image_, "");
   EXPECT_THAT(transport_->ValidateNode(spec, spec.nodes[0]),

@@ -110,5 +110,14 @@ TEST(ClusterSpecsPlanTest, Jetstream2x1) {
   }
 }
 
+TEST(ClusterSpecsPlanTest, DockerCi) {
+  std::vector<Layout> ranks = Ranks("docker-ci.toml");
+  ASSERT_EQ(ranks.size(), 3u);
+  for (int r = 0; r < 3; ++r) {
+    ExpectRank(ranks[r], r, 0, 1, 3, r, "fleetplan-ci-0", "29500");
+    EXPECT_EQ(ranks[r].node, "fleetplan-ci-" + std::to_string(r));
+  }
+}
+
 }  // namespace
 }  // namespace fleetplan

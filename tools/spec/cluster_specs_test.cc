@@ -58,5 +58,14 @@ TEST(ClusterSpecsTest, Jetstream) {
   EXPECT_EQ(spec.nodes[0].nproc, 1);
 }
 
+TEST(ClusterSpecsTest, DockerCi) {
+  ClusterSpec spec = Load("docker-ci.toml");
+  ASSERT_EQ(spec.nodes.size(), 3u);
+  EXPECT_EQ(spec.nodes[2].transport, "docker");
+  EXPECT_TRUE(spec.docker.create);
+  EXPECT_EQ(spec.docker.image, "fleetplan-node:latest");
+  EXPECT_EQ(spec.job.program, "//trainer:train");
+}
+
 }  // namespace
 }  // namespace fleetplan
