@@ -614,6 +614,11 @@ void SpecReader::CheckCluster(const ClusterSpec& spec) {
                            chief->location.line, ") already is"));
       } else {
         chief = &node;
+        if (node.index != 0) {
+          Error(positions["chief"], prefix + "chief",
+                "the chief must be the first [[nodes]] entry: ranks are numbered in file order "
+                "and rank 0 serves the rendezvous at MASTER_ADDR, the chief's address");
+        }
       }
     }
     if (!node.address.empty()) {

@@ -216,6 +216,16 @@ TEST(SpecParserTest, TwoChiefs) {
             "node '10.0.0.1' (line 7) already is\n  chief = true\n          ^");
 }
 
+TEST(SpecParserTest, ChiefNotFirst) {
+  std::string text = kBase;
+  text.replace(text.find("chief = true"), 12, "");
+  text.replace(text.find("address = \"10.0.0.2\""), 20, "address = \"10.0.0.2\"\nchief = true");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:14:9: error: nodes[1].chief: the chief must be the first "
+            "[[nodes]] entry: ranks are numbered in file order and rank 0 serves the rendezvous "
+            "at MASTER_ADDR, the chief's address\n  chief = true\n          ^");
+}
+
 TEST(SpecParserTest, DuplicateAddressAndName) {
   std::string text = kBase;
   text.replace(text.find("10.0.0.2"), 8, "10.0.0.1");
