@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "plugins/docker/exec_stream.h"
 #include "plugins/docker/tar_stream.h"
+#include "plugins/relative_path.h"
 #include "tools/plan/shell_quote.h"
 #include "tools/util/status_macros.h"
 
@@ -219,12 +220,10 @@ absl::Status DockerConnection::RemoveFiles(
            (script.size() == base ||
             script.size() + paths[next].size() < kRemoveBatchBytes)) {
       const std::string& path = paths[next++];
-      for (absl::string_view part : absl::StrSplit(path, '/')) {
-        if (path.empty() || path[0] == '/' || part == "..") {
-          return absl::InvalidArgumentError(absl::StrCat(
-              "remove on node ", container_, ": path must stay under ",
-              remote_root, ": '", path, "'"));
-        }
+      absl::Status under_root = CheckStaysUnderRoot(remote_root, path);
+      if (!under_root.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "remove on node ", container_, ": ", under_root.message()));
       }
       absl::StrAppend(&script, " ", ShellQuote(path));
     }

@@ -29,14 +29,6 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-MATCHER_P(IsOkAndHolds, matcher, "") {
-  if (!arg.ok()) {
-    *result_listener << "status is " << arg.status();
-    return false;
-  }
-  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
-}
-
 // Runs a test bed script (runfiles-relative) and returns its stdout, trimmed.
 std::string RunScript(const std::string& command) {
   FILE* pipe = popen(command.c_str(), "r");

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "plugins/relative_path.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -72,20 +73,6 @@ absl::Status WriteData(struct archive* a, const char* data, size_t size) {
   return absl::OkStatus();
 }
 
-absl::Status CheckRelative(absl::string_view path) {
-  if (path.empty() || path[0] == '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("file path must be relative: '", path, "'"));
-  }
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "..") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("file path climbs out of its root: '", path, "'"));
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status AddLocalFile(struct archive* a, const FileToSend& file) {
   std::ifstream in(file.local_path, std::ios::binary);
   if (!in) {
@@ -119,7 +106,7 @@ absl::StatusOr<std::string> TarOfFiles(const std::vector<FileToSend>& files) {
   std::string out;
   FP_ASSIGN_OR_RETURN(WriteArchive a, OpenWriter(&out));
   for (const FileToSend& file : files) {
-    FP_RETURN_IF_ERROR(CheckRelative(file.path));
+    FP_RETURN_IF_ERROR(CheckStaysUnderRoot("the destination", file.path));
     FP_RETURN_IF_ERROR(AddLocalFile(a.get(), file));
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) {

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "plugins/relative_path.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 #include "tools/util/status_macros.h"
@@ -20,22 +21,6 @@ namespace {
 // exits; only a process that left the shell's group can hold it longer.
 constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
 constexpr absl::Duration kPollInterval = absl::Milliseconds(20);
-
-// `root/path`, refusing paths that would land outside `root`.
-absl::StatusOr<std::string> UnderRoot(const std::string& root,
-                                      const std::string& path) {
-  if (path.empty() || path[0] == '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("path \"", path, "\" must be relative to ", root));
-  }
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "..") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("path \"", path, "\" leaves ", root, " through \"..\""));
-    }
-  }
-  return absl::StrCat(root, "/", path);
-}
 
 }  // namespace
 
@@ -88,7 +73,7 @@ absl::Status LocalConnection::WriteFile(const std::string& path,
 absl::Status LocalConnection::PutFiles(const std::vector<FileToSend>& files,
                                        const std::string& remote_root) {
   for (const FileToSend& file : files) {
-    FP_ASSIGN_OR_RETURN(std::string destination, UnderRoot(remote_root, file.path));
+    FP_ASSIGN_OR_RETURN(std::string destination, JoinUnderRoot(remote_root, file.path));
     FP_RETURN_IF_ERROR(CopyFileAtomic(file.local_path, destination, file.mode));
   }
   return absl::OkStatus();
@@ -97,7 +82,7 @@ absl::Status LocalConnection::PutFiles(const std::vector<FileToSend>& files,
 absl::Status LocalConnection::RemoveFiles(const std::string& remote_root,
                                           const std::vector<std::string>& paths) {
   for (const std::string& path : paths) {
-    FP_ASSIGN_OR_RETURN(std::string target, UnderRoot(remote_root, path));
+    FP_ASSIGN_OR_RETURN(std::string target, JoinUnderRoot(remote_root, path));
     if (unlink(target.c_str()) != 0 && errno != ENOENT) {
       return absl::InternalError(
           absl::StrCat("cannot remove \"", target, "\": ", std::strerror(errno)));

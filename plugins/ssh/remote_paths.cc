@@ -7,21 +7,6 @@
 
 namespace fleetplan {
 
-absl::StatusOr<std::string> JoinUnderRoot(const std::string& root, const std::string& path) {
-  if (path.empty() || path[0] == '/') {
-    return absl::InvalidArgumentError(
-        absl::StrCat("path \"", path, "\" must be relative to ", root));
-  }
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "..") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("path \"", path, "\" leaves ", root, " through \"..\""));
-    }
-  }
-  if (root.empty() || root.back() == '/') return absl::StrCat(root, path);
-  return absl::StrCat(root, "/", path);
-}
-
 std::vector<std::string> ParentDirs(const std::vector<std::string>& paths) {
   // A parent is a prefix of its children, so it sorts first.
   std::set<std::string> dirs;

@@ -11,10 +11,6 @@
 
 namespace fleetplan {
 
-// `root/path`; InvalidArgument when `path` is empty, absolute or has a ".."
-// component, which would land outside `root`.
-absl::StatusOr<std::string> JoinUnderRoot(const std::string& root, const std::string& path);
-
 // Every directory that must exist for `paths` to be created, parents
 // before children, each once: "/a/b/f", "/a/c/g" → "/a", "/a/b", "/a/c".
 std::vector<std::string> ParentDirs(const std::vector<std::string>& paths);

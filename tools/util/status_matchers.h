@@ -40,6 +40,22 @@ MATCHER(IsOk, "is OK") {
   return status.ok();
 }
 
+// Matches an OK absl::StatusOr whose value matches `matcher`.
+MATCHER_P(IsOkAndHolds, matcher, "") {
+  if (!arg.ok()) {
+    *result_listener << "status is " << arg.status();
+    return false;
+  }
+  return ::testing::ExplainMatchResult(matcher, *arg, result_listener);
+}
+
+// Matches a status whose code is `code`, whatever its message.
+MATCHER_P(StatusIs, code, "") {
+  const absl::Status& status = status_internal::GetStatus(arg);
+  *result_listener << "status is " << status;
+  return status.code() == code;
+}
+
 // Matches a status whose code is `code` and whose message matches
 // `message_matcher` (a string is taken as a substring to find).
 MATCHER_P2(StatusIs, code, message_matcher, "") {
