@@ -1,24 +1,17 @@
 // apply end to end on this machine: two local nodes with two ranks each.
 
-#include <dirent.h>
-#include <stdlib.h>
-
 #include <map>
-#include <memory>
 #include <string>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tests/apply_harness.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
-#include "tools/process/subprocess.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -28,44 +21,6 @@ using ::testing::HasSubstr;
 
 // Quotes, command substitution, backquotes, a backslash, a newline, `$`.
 const char kHostile[] = "it's $(touch /tmp/fp-pwned) `id` \"q\" \\n\\\n$HOME;|&";
-
-struct ToolResult {
-  int status = -1;
-  std::string output;
-};
-
-std::string Runfile(const std::string& path) {
-  return absl::StrCat(getenv("TEST_SRCDIR"), "/fleetplan/", path);
-}
-
-ToolResult RunTool(const std::vector<std::string>& argv) {
-  SubprocessOptions options;
-  options.argv = argv;
-  options.argv[0] = Runfile(argv[0]);
-  options.env = {{"RUNFILES_DIR", getenv("TEST_SRCDIR")}};
-  ToolResult result;
-  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start(options);
-  if (!child.ok()) {
-    result.output = std::string(child.status().message());
-    return result;
-  }
-  Subprocess* processes[] = {child->get()};
-  absl::Time deadline = absl::Now() + absl::Seconds(120);
-  while (absl::Now() < deadline) {
-    PumpOutput(processes, {}, absl::Milliseconds(100),
-               [&](size_t, absl::string_view chunk) { absl::StrAppend(&result.output, chunk); });
-    if ((*child)->TryWait().has_value() && !(*child)->output_open()) break;
-  }
-  result.status = (*child)->TryWait().value_or(-1);
-  return result;
-}
-
-// TOML basic string.
-std::string TomlString(absl::string_view value) {
-  return absl::StrCat("\"", absl::StrReplaceAll(value, {{"\\", "\\\\"}, {"\"", "\\\""},
-                                                       {"\n", "\\n"}}),
-                      "\"");
-}
 
 class LocalApplyTest : public ::testing::Test {
  protected:
@@ -108,23 +63,6 @@ class LocalApplyTest : public ::testing::Test {
     return env;
   }
 
-  // Processes whose command line mentions this test's folder.
-  std::vector<std::string> LeftoverProcesses() {
-    std::vector<std::string> found;
-    DIR* proc = opendir("/proc");
-    while (dirent* entry = readdir(proc)) {
-      int pid = atoi(entry->d_name);
-      if (pid <= 0 || !ProcessRunning(pid)) continue;
-      absl::StatusOr<std::string> cmdline =
-          ReadFileToString(absl::StrCat("/proc/", pid, "/cmdline"));
-      if (cmdline.ok() && absl::StrContains(*cmdline, dir_)) {
-        found.push_back(absl::StrCat(pid, ": ", absl::StrReplaceAll(*cmdline, {{std::string(1, '\0'), " "}})));
-      }
-    }
-    closedir(proc);
-    return found;
-  }
-
   std::string dir_;
 };
 
@@ -161,16 +99,9 @@ TEST_F(LocalApplyTest, RanksSeeWhatThePlanSaysAndReapplyChangesNothing) {
 
   ToolResult again = RunTool({"tools/fleetplan-apply", "--json", spec});
   ASSERT_EQ(again.status, 0) << again.output;
-  int finished = 0;
-  for (absl::string_view line : absl::StrSplit(again.output, '\n', absl::SkipEmpty())) {
-    nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
-    if (!event.is_object() || event["event"] != "step" || event["status"] == "running") {
-      continue;
-    }
-    ++finished;
-    EXPECT_EQ(event["status"], "unchanged") << line;
-  }
-  EXPECT_GE(finished, 8) << again.output;
+  StepEvents steps = FinishedSteps(again.output);
+  EXPECT_GE(steps.finished, 8) << again.output;
+  EXPECT_THAT(steps.changed, ::testing::IsEmpty());
 }
 
 TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
@@ -180,12 +111,7 @@ TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
   EXPECT_THAT(apply.output, HasSubstr("rank 3 on node 'b' failed with exit status 3"));
   // The sleeping ranks ran and are gone, with their agents.
   EXPECT_FALSE(RankEnv(0).empty());
-  std::vector<std::string> left = LeftoverProcesses();
-  for (int i = 0; i < 50 && !left.empty(); ++i) {
-    absl::SleepFor(absl::Milliseconds(100));
-    left = LeftoverProcesses();
-  }
-  EXPECT_THAT(left, ::testing::IsEmpty());
+  EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
 }
 
 TEST_F(LocalApplyTest, StaleSavedPlanIsRefused) {

@@ -1,0 +1,198 @@
+// apply end to end on Docker: node containers created from the test bed's
+// image (tests/testbed), the launch agent, and the real trainer training
+// across three containers with Gloo; a re-apply that changes nothing;
+// --destroy that leaves nothing behind; and the errors a user meets.
+//
+// The job is the trainer binary this test depends on, synced as a path
+// under workdir: the build phase's nested `bazel build` cannot run inside
+// `bazel test`, whose server is busy running this test.
+
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/apply_harness.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+
+constexpr int kNodes = 3;
+constexpr char kWorkdir[] = "/work/fleetplan";
+// Quotes, command substitution, backquotes, a backslash, a newline, `$`.
+const char kHostile[] = "it's $(touch /tmp/fp-pwned) `id` \"q\" \\n\\\n$HOME;|&";
+
+class DockerApplyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    absl::StatusOr<std::string> image = RunScript("tests/testbed/node_image.sh");
+    ASSERT_THAT(image, IsOk());
+    image_ = new std::string(*image);
+  }
+
+  void SetUp() override {
+    ASSERT_NE(image_, nullptr);
+    dir_ = MakeTempDir();
+    prefix_ = absl::StrCat("fp-e2e-", getpid(), "-", ++specs_);
+    ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
+                IsOk());
+  }
+
+  void TearDown() override {
+    if (!spec_.empty()) RunTool({"tools/fleetplan-apply", "--destroy", spec_});
+    EXPECT_THAT(Containers(), IsEmpty());
+  }
+
+  std::string Node(int i) const { return absl::StrCat(prefix_, "-", i); }
+
+  // A spec with kNodes containers running `program` with `args`.
+  std::string WriteSpec(const std::string& program, const std::string& args,
+                        const std::string& image) {
+    std::string nodes;
+    for (int i = 0; i < kNodes; ++i) {
+      absl::StrAppend(&nodes, "[[nodes]]\naddress = \"", Node(i), "\"\n",
+                      i == 0 ? "chief = true\n" : "");
+    }
+    std::string spec = absl::StrCat(
+        "name = \"", prefix_, "\"\n[defaults]\ntransport = \"docker\"\nworkdir = \"", kWorkdir,
+        "\"\n", nodes, "[docker]\nimage = ", TomlString(image), "\nnetwork = \"", prefix_,
+        "-net\"\ncreate = true\n[sync]\nsource = \"src\"\n[env]\nHOSTILE = ",
+        TomlString(kHostile), "\nFP_OUT = \"/tmp\"\nFAIL_RANK = \"none-fails\"\n",
+        "[job]\nprogram = \"", program, "\"\nargs = [", args, "]\n");
+    spec_ = dir_ + "/cluster.toml";
+    EXPECT_THAT(WriteFileAtomic(spec_, spec, 0644), IsOk());
+    return spec_;
+  }
+
+  ToolResult Apply(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(120),
+                   const std::vector<std::pair<std::string, std::string>>& env = {}) {
+    args.insert(args.begin(), "tools/fleetplan-apply");
+    return RunTool(args, timeout, env);
+  }
+
+  // Containers and networks this test's specs created that still exist.
+  std::vector<std::string> Containers() const {
+    std::vector<std::string> left;
+    for (const char* list : {"ps -a --format '{{.Names}}'", "network ls --format '{{.Name}}'"}) {
+      absl::StatusOr<std::string> names =
+          RunScript(absl::StrCat("docker ", list, " --filter name=", prefix_));
+      EXPECT_THAT(names, IsOk());
+      if (!names.ok()) continue;
+      for (absl::string_view name : absl::StrSplit(*names, '\n', absl::SkipEmpty())) {
+        left.emplace_back(name);
+      }
+    }
+    return left;
+  }
+
+  // `command` run by sh in container `node`.
+  absl::StatusOr<std::string> Exec(int node, const std::string& command) const {
+    return ContainerExec(Node(node), command);
+  }
+
+  static std::string* image_;
+  static int specs_;
+  std::string dir_;
+  std::string prefix_;
+  std::string spec_;
+};
+
+std::string* DockerApplyTest::image_ = nullptr;
+int DockerApplyTest::specs_ = 0;
+
+TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
+  std::string spec = WriteSpec(
+      "train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
+      *image_);
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  EXPECT_EQ(nlohmann::json::parse(plan.output)["ranks"].size(), 3u);
+
+  ToolResult apply = Apply({spec}, absl::Minutes(10));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  std::vector<nlohmann::json> epochs = TrainerEvents(apply.output, "epoch");
+  ASSERT_EQ(epochs.size(), 1u) << apply.output;
+  EXPECT_EQ(epochs[0]["world_size"], 3);
+  EXPECT_GE(epochs[0]["test_accuracy"].get<double>(), 0.86) << apply.output;
+  // Rank 0 spoke through its node's agent; every rank has its log there.
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("[", Node(0), "/0] {")));
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(Exec(i, absl::StrCat("test -f ", kWorkdir, "/.fleetplan/nodes/", Node(i),
+                                     "/logs/latest/rank-", i, ".log")),
+                IsOk());
+  }
+
+  ToolResult again = Apply({"--json", spec});
+  ASSERT_EQ(again.status, 0) << again.output;
+  StepEvents steps = FinishedSteps(again.output);
+  EXPECT_GE(steps.finished, 3 * kNodes) << again.output;
+  EXPECT_THAT(steps.changed, IsEmpty()) << again.output;
+
+  ToolResult destroy = Apply({"--destroy", spec});
+  EXPECT_EQ(destroy.status, 0) << destroy.output;
+  EXPECT_THAT(Containers(), IsEmpty());
+}
+
+TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
+  // FAIL_RANK names no rank: every rank records its env and keeps running.
+  std::string spec = WriteSpec("rank.sh", "", *image_);
+  ToolResult apply;
+  std::thread runner([&] { apply = Apply({spec}); });
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (absl::Now() < deadline && !Exec(1, "test -f /tmp/hostile-1").ok()) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  absl::StatusOr<std::string> hostile = Exec(0, "cat /tmp/hostile-0; echo .");
+  EXPECT_THAT(RunScript(absl::StrCat("docker kill ", Node(1))), IsOk());
+  runner.join();
+
+  // Its agent died with the container: SIGKILL's status, and the node named.
+  EXPECT_EQ(apply.status, 137) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("node '", Node(1), "' failed")));
+  ASSERT_THAT(hostile, IsOk());
+  // RunScript trims the output, hence the "." after it.
+  EXPECT_EQ(*hostile, absl::StrCat(kHostile, "."));
+  // The ranks of the surviving containers were stopped too.
+  for (int i : {0, 2}) {
+    EXPECT_THAT(ContainerProcessesMentioning(Node(i), "rank.sh"), IsEmpty()) << Node(i);
+  }
+}
+
+TEST_F(DockerApplyTest, MissingImageIsNamedAndNothingIsCreated) {
+  std::string spec = WriteSpec("rank.sh", "", "fleetplan-no-such-image:latest");
+  ToolResult apply = Apply({spec});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("fleetplan-no-such-image:latest"));
+  for (const std::string& left : Containers()) {
+    EXPECT_THAT(left, HasSubstr("-net")) << "only the network may exist before destroy";
+  }
+}
+
+TEST_F(DockerApplyTest, NoDaemonSaysHowToStartOne) {
+  std::string spec = WriteSpec("rank.sh", "", *image_);
+  ToolResult apply =
+      Apply({spec}, absl::Seconds(60), {{"DOCKER_HOST", absl::StrCat("unix:///tmp/", prefix_, ".sock")}});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("dockerd"));
+  spec_.clear();  // nothing was created
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,367 @@
+// apply end to end over ssh: three sshd nodes in containers (tests/testbed),
+// the real trainer across them with Gloo, host key checking, a key that no
+// node accepts, nodes that are down or hang, a re-apply that sends nothing,
+// [keys] distribute, and a killed rank that stops every node.
+//
+// The job is the trainer binary this test depends on, synced as a path
+// under workdir: the build phase's nested `bazel build` cannot run inside
+// `bazel test`, whose server is busy running this test.
+
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/apply_harness.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr int kNodes = 3;
+constexpr char kWorkdir[] = "/work/fleetplan";
+constexpr int kConnectTimeoutS = 3;
+// Process start, spec and source hashing, and the nodes that do answer, on
+// a loaded machine.
+constexpr absl::Duration kConnectMargin = absl::Seconds(5);
+
+// What a test changes in the spec it applies.
+struct SpecOptions {
+  std::string program = "rank.sh";
+  std::string args;                // the items of the TOML `args` array
+  std::string fail_rank = "none";  // see tests/testdata/rank.sh
+  bool distribute_keys = false;
+  int wrong_key_node = -1;  // this node logs in with a key no node accepts
+};
+
+class SshApplyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    prefix_ = new std::string(absl::StrCat("fp-ssh-", getpid()));
+    ASSERT_THAT(ReadCluster(), IsOk());
+  }
+
+  static void TearDownTestSuite() {
+    if (prefix_ != nullptr) {
+      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/cluster.sh down ", *prefix_)), IsOk());
+    }
+  }
+
+  // Starts the nodes (or finds them running) and learns their addresses
+  // and host keys, which change when a restarted node gets another IP.
+  static absl::Status ReadCluster() {
+    absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(kNodes, *prefix_);
+    if (!nodes.ok()) return nodes.status();
+    std::string ips;
+    for (const TestbedNode& node : *nodes) absl::StrAppend(&ips, " ", node.ip);
+    // Read here with OpenSSH's own tool, so that a test does not take the
+    // keys from the code it checks.
+    absl::StatusOr<std::string> keys =
+        RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+    if (!keys.ok()) return keys.status();
+    for (const TestbedNode& node : *nodes) {
+      if (!absl::StrContains(*keys, node.ip + " ssh-")) {
+        return absl::InternalError(absl::StrCat("ssh-keyscan found no key for ", node.ip));
+      }
+    }
+    delete nodes_;
+    nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
+    delete host_keys_;
+    host_keys_ = new std::string(absl::StrCat(*keys, "\n"));
+    return absl::OkStatus();
+  }
+
+  void SetUp() override {
+    ASSERT_NE(nodes_, nullptr) << "the test bed did not start";
+    dir_ = MakeTempDir();
+    known_hosts_ = dir_ + "/known_hosts";
+    ASSERT_THAT(WriteFileAtomic(known_hosts_, *host_keys_, 0600), IsOk());
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
+                IsOk());
+    // Ranks of earlier tests recorded their env in the same place.
+    for (int i = 0; i < kNodes; ++i) {
+      ASSERT_THAT(Exec(i, "rm -f /tmp/rank-*.env /tmp/hostile-*"), IsOk());
+    }
+  }
+
+  static const TestbedNode& Node(int i) { return (*nodes_)[i]; }
+
+  absl::StatusOr<std::string> Exec(int node, const std::string& command) const {
+    return ContainerExec(Node(node).name, command);
+  }
+
+  std::string WriteSpec(const SpecOptions& options) {
+    std::string nodes;
+    for (int i = 0; i < kNodes; ++i) {
+      absl::StrAppend(&nodes, "[[nodes]]\nname = \"", Node(i).name, "\"\naddress = \"", Node(i).ip,
+                      "\"\n", i == 0 ? "chief = true\n" : "",
+                      i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "");
+    }
+    std::string groups = SshGroup("testbed", Node(0).key_file);
+    if (options.wrong_key_node >= 0) {
+      std::string wrong = dir_ + "/wrong_key";
+      EXPECT_THAT(RunScript(absl::StrCat("ssh-keygen -q -t ed25519 -N '' -f ", wrong)), IsOk());
+      absl::StrAppend(&groups, SshGroup("wrong", wrong));
+    }
+    std::string spec = absl::StrCat(
+        "name = \"ssh-e2e\"\n[defaults]\ntransport = \"ssh\"\nworkdir = \"", kWorkdir,
+        "\"\nssh = \"testbed\"\n", nodes, groups,
+        "[keys]\ndistribute = ", options.distribute_keys ? "true" : "false",
+        "\n[sync]\nsource = \"src\"\n[env]\nFP_OUT = \"/tmp\"\nFAIL_RANK = ",
+        TomlString(options.fail_rank), "\n[job]\nprogram = ", TomlString(options.program),
+        "\nargs = [", options.args, "]\n");
+    std::string path = dir_ + "/cluster.toml";
+    EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
+    return path;
+  }
+
+  std::string SshGroup(const std::string& name, const std::string& key_file) const {
+    return absl::StrCat("[ssh.", name,
+                        "]\nuser = \"root\"\nport = 22\nkey_file = ", TomlString(key_file),
+                        "\nknown_hosts = ", TomlString(known_hosts_), "\n");
+  }
+
+  static ToolResult Apply(std::vector<std::string> args,
+                          absl::Duration timeout = absl::Seconds(120)) {
+    args.insert(args.begin(), "tools/fleetplan-apply");
+    return RunTool(args, timeout);
+  }
+
+  // Expects no rank and no agent left in any container but `except`'s.
+  void ExpectNothingRunning(int except = -1) const {
+    for (int i = 0; i < kNodes; ++i) {
+      if (i == except) continue;
+      for (const char* program : {"rank.sh", "fleetplan-agent"}) {
+        EXPECT_THAT(ContainerProcessesMentioning(Node(i).name, program), IsEmpty()) << Node(i).name;
+      }
+    }
+  }
+
+  static std::string* prefix_;
+  static std::vector<TestbedNode>* nodes_;
+  static std::string* host_keys_;  // known_hosts lines for every node
+  std::string dir_;
+  std::string known_hosts_;
+};
+
+std::string* SshApplyTest::prefix_ = nullptr;
+std::vector<TestbedNode>* SshApplyTest::nodes_ = nullptr;
+std::string* SshApplyTest::host_keys_ = nullptr;
+
+std::string NodeNamed(const TestbedNode& node) { return absl::StrCat("node '", node.name, "'"); }
+
+TEST_F(SshApplyTest, TrainsTheTrainerAcrossThreeNodes) {
+  ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
+  SpecOptions options;
+  options.program = "train";
+  options.args = "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"";
+  std::string spec = WriteSpec(options);
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  EXPECT_EQ(nlohmann::json::parse(plan.output)["ranks"].size(), 3u);
+
+  ToolResult apply = Apply({spec}, absl::Minutes(10));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  std::vector<nlohmann::json> epochs = TrainerEvents(apply.output, "epoch");
+  ASSERT_EQ(epochs.size(), 1u) << apply.output;
+  EXPECT_EQ(epochs[0]["world_size"], 3);
+  EXPECT_GE(epochs[0]["test_accuracy"].get<double>(), 0.86) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("[", Node(0).name, "/0] {")));
+  // Only rank 0 prints; each node's agent recorded that its rank ran there
+  // and succeeded.
+  for (int i = 0; i < kNodes; ++i) {
+    std::string logs = absl::StrCat(kWorkdir, "/.fleetplan/nodes/", Node(i).name, "/logs");
+    EXPECT_THAT(Exec(i, absl::StrCat("test -f ", logs, "/latest/rank-", i, ".log")), IsOk());
+    FP_ASSERT_OK_AND_ASSIGN(std::string result, Exec(i, "cat " + logs + "/result.json"));
+    nlohmann::json json = nlohmann::json::parse(result, nullptr, false);
+    EXPECT_EQ(json["node"], Node(i).name) << result;
+    EXPECT_EQ(json["status"], 0) << result;
+  }
+}
+
+TEST_F(SshApplyTest, SecondApplyOfAnUnchangedSpecSendsNothing) {
+  std::string spec = WriteSpec({});
+  ToolResult first = Apply({spec});
+  ASSERT_EQ(first.status, 0) << first.output;
+  for (int i = 0; i < kNodes; ++i) {
+    ASSERT_THAT(Exec(i, absl::StrCat("rm /tmp/rank-", i, ".env")), IsOk()) << "rank " << i;
+  }
+
+  ToolResult again = Apply({"--json", spec});
+  ASSERT_EQ(again.status, 0) << again.output;
+  StepEvents steps = FinishedSteps(again.output);
+  // sync, environment, preflight and launch on each node.
+  EXPECT_GE(steps.finished, 4 * kNodes) << again.output;
+  EXPECT_THAT(steps.changed, IsEmpty()) << again.output;
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(Exec(i, absl::StrCat("test ! -e /tmp/rank-", i, ".env")), IsOk())
+        << "the job ran again on " << Node(i).name;
+  }
+}
+
+TEST_F(SshApplyTest, DistributedKeyLetsTheChiefReachEveryNode) {
+  // Without a final newline, which the key must not be glued to.
+  const std::string kOtherLine = "# another key, kept";
+  // The keys phase authorizes the chief's key on every node but the chief.
+  auto chief_reaches = [&](int i) {
+    return Exec(0, "ssh -o BatchMode=yes -o StrictHostKeyChecking=no -o ConnectTimeout=10 root@" +
+                       Node(i).ip + " true 2>&1");
+  };
+  // A chief key left by an earlier run would make the check below vacuous.
+  ASSERT_THAT(Exec(0, "rm -f ~/.ssh/id_ed25519 ~/.ssh/id_ed25519.pub"), IsOk());
+  std::vector<std::string> before(kNodes);
+  for (int i = 1; i < kNodes; ++i) {
+    ASSERT_THAT(Exec(i, "printf '%s' '" + kOtherLine + "' >> ~/.ssh/authorized_keys"), IsOk());
+    FP_ASSERT_OK_AND_ASSIGN(before[i], Exec(i, "cat ~/.ssh/authorized_keys"));
+    ASSERT_THAT(chief_reaches(i), Not(IsOk())) << Node(i).name;
+  }
+
+  SpecOptions options;
+  options.distribute_keys = true;
+  ToolResult apply = Apply({WriteSpec(options)});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+
+  FP_ASSERT_OK_AND_ASSIGN(std::string chief_key, Exec(0, "cat ~/.ssh/id_ed25519.pub"));
+  for (int i = 1; i < kNodes; ++i) {
+    EXPECT_THAT(chief_reaches(i), IsOk()) << Node(i).name;
+    FP_ASSERT_OK_AND_ASSIGN(std::string after, Exec(i, "cat ~/.ssh/authorized_keys"));
+    // Every earlier line, in order, and then the chief's key.
+    EXPECT_EQ(after, absl::StrCat(before[i], "\n", chief_key)) << Node(i).name;
+  }
+}
+
+TEST_F(SshApplyTest, UnknownHostKeyIsRefusedUntilAccepted) {
+  ASSERT_THAT(WriteFileAtomic(known_hosts_, "", 0600), IsOk());
+  std::string spec = WriteSpec({});
+  ToolResult refused = Apply({spec});
+  EXPECT_EQ(refused.status, 1) << refused.output;
+  EXPECT_THAT(refused.output, HasSubstr(NodeNamed(Node(0))));
+  EXPECT_THAT(refused.output, HasSubstr("unknown host key SHA256:"));
+  EXPECT_EQ(ReadFileToString(known_hosts_).value_or("?"), "") << "nothing is recorded";
+  ExpectNothingRunning();
+
+  ToolResult accepted = Apply({"--accept-new-host-keys", spec});
+  ASSERT_EQ(accepted.status, 0) << accepted.output;
+  // What was recorded is each node's real key.
+  FP_ASSERT_OK_AND_ASSIGN(std::string recorded, ReadFileToString(known_hosts_));
+  std::vector<std::string> lines = absl::StrSplit(recorded, '\n', absl::SkipEmpty());
+  EXPECT_EQ(lines.size(), static_cast<size_t>(kNodes)) << recorded;
+  for (const std::string& line : lines) {
+    EXPECT_THAT(*host_keys_, HasSubstr(line + "\n"));
+  }
+  ToolResult again = Apply({spec});
+  EXPECT_EQ(again.status, 0) << again.output;
+}
+
+TEST_F(SshApplyTest, ChangedHostKeyIsRefusedEvenWithAcceptNew) {
+  // Node 1 now answers with a key other than the one recorded for it, as a
+  // reinstalled node or a man in the middle would.
+  std::string impostor = dir_ + "/impostor";
+  ASSERT_THAT(RunScript(absl::StrCat("ssh-keygen -q -t ed25519 -N '' -f ", impostor)), IsOk());
+  FP_ASSERT_OK_AND_ASSIGN(std::string impostor_key, ReadFileToString(impostor + ".pub"));
+  std::vector<absl::string_view> fields = absl::StrSplit(impostor_key, ' ');
+  ASSERT_GE(fields.size(), 2u);
+  std::string known = absl::StrCat(Node(1).ip, " ", fields[0], " ", fields[1], "\n");
+  for (absl::string_view line : absl::StrSplit(*host_keys_, '\n', absl::SkipEmpty())) {
+    if (!absl::StartsWith(line, Node(1).ip + " ")) absl::StrAppend(&known, line, "\n");
+  }
+  ASSERT_THAT(WriteFileAtomic(known_hosts_, known, 0600), IsOk());
+
+  ToolResult apply = Apply({"--accept-new-host-keys", WriteSpec({})});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(NodeNamed(Node(1))));
+  EXPECT_THAT(apply.output, HasSubstr("host key CHANGED"));
+  EXPECT_EQ(ReadFileToString(known_hosts_).value_or("?"), known) << "nothing is recorded";
+  ExpectNothingRunning();
+}
+
+TEST_F(SshApplyTest, KeyNoNodeAcceptsIsAnAuthErrorNamingTheNode) {
+  SpecOptions options;
+  options.wrong_key_node = 2;
+  ToolResult apply = Apply({WriteSpec(options)});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(NodeNamed(Node(2))));
+  EXPECT_THAT(apply.output, HasSubstr("user \"root\" refused with key " + dir_ + "/wrong_key"));
+  for (int i : {0, 1}) EXPECT_THAT(apply.output, Not(HasSubstr(NodeNamed(Node(i)))));
+  ExpectNothingRunning();
+}
+
+TEST_F(SshApplyTest, KillingOneRankStopsAllRanksOnAllNodes) {
+  SpecOptions options;
+  options.fail_rank = "none-fails";  // every rank keeps running
+  std::string spec = WriteSpec(options);
+  ToolResult apply;
+  std::thread runner([&] { apply = Apply({spec}); });
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  auto all_started = [&] {
+    for (int i = 0; i < kNodes; ++i) {
+      if (!Exec(i, absl::StrCat("test -f /tmp/rank-", i, ".env")).ok()) return false;
+    }
+    return true;
+  };
+  bool started = false;
+  while (!(started = all_started()) && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(200));
+  }
+  // Only the rank: the agent's command line names rank.sh too.
+  absl::StatusOr<std::string> killed =
+      Exec(1, absl::StrCat("pkill -f '^/bin/sh ", kWorkdir, "/rank\\.sh$'"));
+  runner.join();
+
+  ASSERT_TRUE(started) << apply.output;
+  ASSERT_THAT(killed, IsOk());
+  EXPECT_EQ(apply.status, 128 + 15) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("rank 1 on " + NodeNamed(Node(1)) + " failed"));
+  ExpectNothingRunning();
+}
+
+// Last but one and last: they take nodes away for a while.
+
+TEST_F(SshApplyTest, NodeThatIsDownIsNamedWithinTheConnectTimeout) {
+  std::string spec = WriteSpec({});
+  ASSERT_THAT(RunScript("docker stop -t 1 " + Node(1).name), IsOk());
+  absl::Time start = absl::Now();
+  ToolResult apply = Apply({absl::StrCat("--connect-timeout=", kConnectTimeoutS), spec});
+  absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("cannot connect to " + NodeNamed(Node(1))));
+  EXPECT_LT(took, absl::Seconds(kConnectTimeoutS) + kConnectMargin) << apply.output;
+  ExpectNothingRunning(/*except=*/1);
+  // Back for the tests that follow, possibly at another address.
+  ASSERT_THAT(RunScript("docker start " + Node(1).name), IsOk());
+  ASSERT_THAT(ReadCluster(), IsOk());
+}
+
+TEST_F(SshApplyTest, NodeThatHangsIsNamedWithinTheConnectTimeout) {
+  // A frozen node accepts the TCP connection but never says a word.
+  std::string spec = WriteSpec({});
+  ASSERT_THAT(RunScript("docker pause " + Node(2).name), IsOk());
+  absl::Time start = absl::Now();
+  ToolResult apply = Apply({absl::StrCat("--connect-timeout=", kConnectTimeoutS), spec});
+  absl::Duration took = absl::Now() - start;
+  ASSERT_THAT(RunScript("docker unpause " + Node(2).name), IsOk());
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("cannot connect to " + NodeNamed(Node(2))));
+  EXPECT_LT(took, absl::Seconds(kConnectTimeoutS) + kConnectMargin) << apply.output;
+  ExpectNothingRunning();
+}
+
+}  // namespace
+}  // namespace fleetplan
