@@ -6,16 +6,15 @@
 #include <cstdlib>
 #include <iostream>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "trainer/allocator.h"
 #include "trainer/dist_env.h"
 #include "trainer/trainer.h"
+#include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, backend, "gloo", "Process group: gloo (CPU) or nccl "
           "(GPU; needs a build with --config=nccl)");
@@ -60,19 +59,6 @@ int DefaultThreads() {
              : 1;
 }
 
-// Flags are documented with dashes (--data-dir) as fleetplan's specs write
-// them; Abseil names them with underscores, so the name part is rewritten.
-void DashesToUnderscores(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    char* arg = argv[i];
-    if (arg[0] != '-' || arg[1] != '-') continue;
-    if (arg[2] == '\0') break;  // "--" ends the flags
-    for (char* c = arg + 2; *c != '\0' && *c != '='; ++c) {
-      if (*c == '-') *c = '_';
-    }
-  }
-}
-
 fleetplan::trainer::TrainerOptions OptionsFromFlags() {
   fleetplan::trainer::TrainerOptions o;
   o.backend = absl::GetFlag(FLAGS_backend);
@@ -106,14 +92,18 @@ int main(int argc, char** argv) {
       "Data-parallel LibTorch trainer. Ranks come from the torchrun "
       "environment (RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, "
       "MASTER_ADDR, MASTER_PORT); without it, one process trains alone.");
-  absl::FlagsUsageConfig usage;
-  // --help lists this file's flags (by default Abseil looks for train.cc).
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "trainer/main.cc");
-  };
-  absl::SetFlagsUsageConfig(usage);
-  DashesToUnderscores(argc, argv);
-  absl::ParseCommandLine(argc, argv);
+  // Dashed names (--data-dir) as fleetplan's specs write them; exit 2 for
+  // an unknown flag, like every binary of this repository.
+  absl::StatusOr<std::vector<std::string>> args =
+      fleetplan::ParseMainFlags(argc, argv, __FILE__);
+  if (!args.ok()) {
+    std::cerr << "train: " << args.status().message() << "\n";
+    return fleetplan::kExitBadInput;
+  }
+  if (args->size() > 1) {
+    std::cerr << "train: unexpected argument '" << (*args)[1] << "' (see --help)\n";
+    return fleetplan::kExitBadInput;
+  }
   auto env = fleetplan::trainer::DistEnvFromEnvironment();
   if (!env.ok()) {
     std::cerr << "train: " << env.status().message() << "\n";

@@ -33,6 +33,25 @@ TEST(TrainCliTest, MissingMasterFailsWithinTheRendezvousTimeout) {
   EXPECT_LT(took, absl::Seconds(15));
 }
 
+TEST(TrainCliTest, UnknownFlagIsBadInputNamingIt) {
+  LaunchOptions options;
+  options.world_size = 1;
+  options.args = {"--dataset=synthetic", "--no-such-flag=1"};
+  FP_ASSERT_OK_AND_ASSIGN(std::vector<RankOutput> out, LaunchRanks(options));
+  EXPECT_EQ(out[0].exit_status, 2);
+  EXPECT_THAT(out[0].text, HasSubstr("no-such-flag"));
+}
+
+TEST(TrainCliTest, HelpListsTheDashedFlags) {
+  LaunchOptions options;
+  options.world_size = 1;
+  options.args = {"--help"};
+  FP_ASSERT_OK_AND_ASSIGN(std::vector<RankOutput> out, LaunchRanks(options));
+  EXPECT_EQ(out[0].exit_status, 1) << "Abseil's --help exit status";
+  EXPECT_THAT(out[0].text, HasSubstr("rendezvous"));
+  EXPECT_THAT(out[0].text, HasSubstr("checkpoint"));
+}
+
 TEST(TrainCliTest, MasterWhosePeersNeverComeFailsWithinTheTimeout) {
   LaunchOptions options;
   options.world_size = 2;

@@ -57,8 +57,11 @@ absl::Status CheckFlagsDefined(const std::vector<std::string>& args) {
       const absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name.substr(2));
       if (flag != nullptr && flag->IsOfType<bool>()) continue;
     }
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown flag ", args[i], " (see --help)"));
+    // Named as documented (dashed), whichever spelling was typed.
+    std::string shown = args[i];
+    size_t start = name.data() - args[i].data();
+    std::replace(shown.begin() + start, shown.begin() + start + name.size(), '_', '-');
+    return absl::InvalidArgumentError(absl::StrCat("unknown flag ", shown, " (see --help)"));
   }
   return absl::OkStatus();
 }

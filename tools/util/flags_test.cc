@@ -30,6 +30,10 @@ TEST(FlagsTest, UnknownFlagsAreNamed) {
               StatusIs(absl::StatusCode::kInvalidArgument,
                        ::testing::HasSubstr("--paralelism=3")));
   EXPECT_THAT(CheckFlagsDefined({"apply", "--", "--whatever"}), IsOk());
+  // Named as documented, with dashes, after NormalizeFlagNames.
+  EXPECT_THAT(CheckFlagsDefined({"apply", "--connect_timout=3"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "unknown flag --connect-timout=3 (see --help)"));
 }
 
 TEST(FlagsTest, UsageFlagsAreKnown) {
