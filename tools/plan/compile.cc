@@ -228,12 +228,13 @@ absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
   plan.spec_path = spec.spec_path;
   plan.spec_hash = SpecDigest(spec);
   plan.source_hash = inputs.source_hash;
+  const NodeSpec& chief = spec.chief();
   std::vector<std::vector<NodeVar>> node_envs;
   node_envs.reserve(spec.nodes.size());
   plan.ranks.reserve(world_size);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
-    node_envs.push_back(NodeEnvironment(spec, i, world_size));
+    node_envs.push_back(NodeEnvironment(spec, i, chief, world_size));
     for (int local = 0; local < node.nproc; ++local) {
       RankEnv& rank = plan.ranks.emplace_back();
       rank.rank = first_ranks[i] + local;

@@ -37,9 +37,8 @@ void SetNetwork(VarMap& vars, const NetworkSpec& network) {
 }
 
 void SetContract(VarMap& vars, const ClusterSpec& spec, size_t node_index,
-                 int world_size) {
+                 const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
-  const NodeSpec& chief = spec.chief();
   Set(vars, "MASTER_ADDR", chief.private_address.empty()
                                ? chief.address
                                : chief.private_address);
@@ -61,7 +60,7 @@ bool IsContractVariable(absl::string_view name) {
 }
 
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
-                                     int world_size) {
+                                     const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
   VarMap vars;
   if (node.nproc > 1) Set(vars, "OMP_NUM_THREADS", "1");
@@ -71,7 +70,7 @@ std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
     SetList(vars, group->env, /*expand_on_node=*/true);
   }
   SetNetwork(vars, spec.network);
-  SetContract(vars, spec, node_index, world_size);
+  SetContract(vars, spec, node_index, chief, world_size);
   std::vector<NodeVar> env;
   env.reserve(vars.size());
   for (auto& [name, var] : vars) env.push_back(std::move(var));

@@ -31,10 +31,12 @@ struct NodeVar {
 };
 
 // The variables every rank of spec.nodes[node_index] shares (all but RANK
-// and LOCAL_RANK), sorted by name. GROUP_RANK is `node_index`; `world_size`
-// is the sum of nproc over all nodes.
+// and LOCAL_RANK), sorted by name. GROUP_RANK is `node_index`, MASTER_ADDR
+// the address of `chief` (spec.chief()), and `world_size` the sum of nproc
+// over all nodes. The caller finds both once for the cluster: spec.chief()
+// scans the nodes, so calling it per node would cost O(N^2) for N nodes.
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
-                                     int world_size);
+                                     const NodeSpec& chief, int world_size);
 
 // The full environment of one rank: `node_env` plus RANK and LOCAL_RANK,
 // sorted by name. Group values appear as written (unexpanded).
