@@ -81,6 +81,9 @@ class Connection {
 struct TransportOptions {
   int connect_timeout_s = 10;
   bool accept_new_host_keys = false;
+  // Change nothing where the nodes run (`plan --check`): a transport that
+  // would create or start a node to reach it refuses instead.
+  bool read_only = false;
 };
 
 // A transport plugin: validates its slice of the spec and opens

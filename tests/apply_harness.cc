@@ -169,4 +169,15 @@ absl::StatusOr<std::vector<TestbedNode>> StartTestbedCluster(int count, absl::st
   return nodes;
 }
 
+absl::Status StopTestbedCluster(absl::string_view prefix) {
+  return RunScript(absl::StrCat("tests/testbed/cluster.sh down ", ShellQuote(prefix))).status();
+}
+
+absl::StatusOr<std::string> EnsureDockerTestbed() {
+  absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+  if (!host.ok()) return host.status();
+  setenv("DOCKER_HOST", host->c_str(), 1);
+  return RunScript("tests/testbed/node_image.sh");
+}
+
 }  // namespace fleetplan

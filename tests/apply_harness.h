@@ -78,6 +78,14 @@ struct TestbedNode {
 // (tests/testbed/dockerd.sh ensure).
 absl::StatusOr<std::vector<TestbedNode>> StartTestbedCluster(int count, absl::string_view prefix);
 
+// Removes the nodes, network and key of StartTestbedCluster(_, prefix).
+absl::Status StopTestbedCluster(absl::string_view prefix);
+
+// Starts the test bed's Docker daemon unless one answers, points
+// DOCKER_HOST at it, builds the node image if needed, and returns the
+// image's name.
+absl::StatusOr<std::string> EnsureDockerTestbed();
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TESTS_APPLY_HARNESS_H_

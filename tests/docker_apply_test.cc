@@ -38,10 +38,7 @@ const char kHostile[] = "it's $(touch /tmp/fp-pwned) `id` \"q\" \\n\\\n$HOME;|&"
 class DockerApplyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
-    ASSERT_THAT(host, IsOk());
-    setenv("DOCKER_HOST", host->c_str(), 1);
-    absl::StatusOr<std::string> image = RunScript("tests/testbed/node_image.sh");
+    absl::StatusOr<std::string> image = EnsureDockerTestbed();
     ASSERT_THAT(image, IsOk());
     image_ = new std::string(*image);
   }

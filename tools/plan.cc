@@ -1,5 +1,7 @@
 // `plan`: shows what apply would do to the cluster a spec describes, phase
-// by phase and node by node, without touching any node.
+// by phase and node by node, without touching any node; `plan --check`
+// connects to the nodes and runs the preflight checks alone, changing
+// nothing.
 
 #include <string>
 #include <vector>
@@ -15,11 +17,19 @@ ABSL_FLAG(std::string, out, "",
           "Also save the plan as JSON to this file; `apply FILE` applies exactly "
           "that plan, and refuses it once the spec or the sources change.");
 ABSL_FLAG(std::string, color, "auto", "Colour the text: auto, always or never.");
+ABSL_FLAG(bool, check, false,
+          "Connect to the nodes and run the preflight checks alone (changing "
+          "nothing), print their summary, and exit 1 when one fails.");
+ABSL_FLAG(int, parallelism, 10, "With --check: check at most this many nodes at once.");
+ABSL_FLAG(int, connect_timeout, 10, "With --check: seconds to wait for a node to answer.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
-      "shows what apply will do, per phase and node, without touching any node.\n"
-      "usage: plan [--json] [--out plan.json] [--color=auto|always|never] SPEC.toml");
+      "shows what apply will do, per phase and node, without touching any node;\n"
+      "with --check, runs the preflight checks on the nodes, changing nothing.\n"
+      "usage: plan [--json] [--out plan.json] [--color=auto|always|never] SPEC.toml\n"
+      "       plan --check [--json] [--parallelism=N] [--connect-timeout=S] SPEC.toml\n"
+      "exit codes: 0 done (every check passed), 1 a check failed, 2 bad input");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
   if (!positional.ok()) {
@@ -35,5 +45,8 @@ int main(int argc, char** argv) {
   command.json = absl::GetFlag(FLAGS_json);
   command.out = absl::GetFlag(FLAGS_out);
   command.color = absl::GetFlag(FLAGS_color);
+  command.check = absl::GetFlag(FLAGS_check);
+  command.options.parallelism = absl::GetFlag(FLAGS_parallelism);
+  command.options.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
   return fleetplan::RunPlanCommand(command);
 }

@@ -89,11 +89,16 @@ absl::Status DockerTransport::EnsureNetwork(const DockerClient& client,
 }
 
 absl::StatusOr<std::unique_ptr<Connection>> DockerTransport::Connect(
-    const ClusterSpec& spec, const NodeSpec& node, const TransportOptions&) {
+    const ClusterSpec& spec, const NodeSpec& node, const TransportOptions& options) {
   FP_ASSIGN_OR_RETURN(std::shared_ptr<const DockerClient> client, Client());
   const std::string& name = node.address;
   absl::StatusOr<nlohmann::json> inspect = client->InspectContainer(name);
   if (absl::IsNotFound(inspect.status())) {
+    if (options.read_only) {
+      return absl::UnavailableError(absl::StrCat(
+          "node ", node.name, ": no container named ", name,
+          " (checks create none; apply does, with [docker] create = true)"));
+    }
     if (!spec.docker.create) {
       return absl::UnavailableError(absl::StrCat(
           "node ", node.name, ": no container named ", name,
@@ -108,6 +113,11 @@ absl::StatusOr<std::unique_ptr<Connection>> DockerTransport::Connect(
   } else {
     FP_RETURN_IF_ERROR(inspect.status());
     if (!(*inspect)["State"].value("Running", false)) {
+      if (options.read_only) {
+        return absl::UnavailableError(absl::StrCat(
+            "node ", node.name, ": container ", name,
+            " is stopped (checks start none; apply does)"));
+      }
       FP_RETURN_IF_ERROR(client->StartContainer(name));
     }
   }

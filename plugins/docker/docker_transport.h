@@ -3,8 +3,9 @@
 
 // The `docker` transport: every node is a container on this machine's
 // Docker daemon ($DOCKER_HOST, unix:// only; default /var/run/docker.sock),
-// named by the node's address. With [docker] create = true, Connect creates
-// missing containers from [docker] image on [docker] network, and Destroy
+// named by the node's address. Connect starts a stopped container and, with
+// [docker] create = true, creates a missing one from [docker] image on
+// [docker] network (neither with TransportOptions::read_only); Destroy
 // removes what Connect created. Registered as "docker".
 
 #include <memory>

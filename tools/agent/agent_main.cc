@@ -5,6 +5,12 @@
 //
 // Exits with 0 when every rank succeeded, else with the status of the
 // lowest failing rank; 2 for bad usage.
+//
+// The preflight checks also run it for its network probes (probe.h):
+//
+//   fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]
+//   fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]
+//   fleetplan-agent --probe-ifname=ADDRESS
 
 #include <fcntl.h>
 #include <signal.h>
@@ -12,11 +18,13 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "tools/agent/probe.h"
 #include "tools/agent/supervisor.h"
 #include "tools/util/flags.h"
 
@@ -27,7 +35,18 @@ ABSL_FLAG(int, restarts, 0, "Restarts of all ranks after a failure (like torchru
 ABSL_FLAG(std::string, log_dir, "", "Directory for per-run rank logs, `latest` and result.json.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
           "How long stopped ranks get between SIGTERM and SIGKILL.");
-ABSL_FLAG(bool, watch_stdin, true, "Stop all ranks when stdin reaches end-of-file.");
+ABSL_FLAG(bool, watch_stdin, true,
+          "Stop all ranks (or the --probe-listen listener) when stdin reaches end-of-file.");
+ABSL_FLAG(int, probe_listen, 0,
+          "Probe: listen on this port, print the preflight port check, accept "
+          "--probe-expect connections, and exit.");
+ABSL_FLAG(int, probe_expect, 1, "Probe: connections --probe-listen waits for.");
+ABSL_FLAG(std::string, probe_connect, "",
+          "Probe: connect to HOST:PORT (retrying until --probe-timeout) and exit.");
+ABSL_FLAG(std::string, probe_ifname, "",
+          "Probe: print the interface that holds this address and exit.");
+ABSL_FLAG(absl::Duration, probe_timeout, absl::Seconds(30),
+          "Probe: how long --probe-listen listens or --probe-connect retries.");
 
 namespace {
 
@@ -39,6 +58,31 @@ void OnStopSignal(int) {
   (void)ignored;
 }
 
+// Runs the probe the flags ask for; nullopt when they ask for none.
+std::optional<int> RunProbe() {
+  if (int port = absl::GetFlag(FLAGS_probe_listen); port != 0) {
+    fleetplan::ListenProbeOptions options;
+    options.port = port;
+    options.expect = absl::GetFlag(FLAGS_probe_expect);
+    options.timeout = absl::GetFlag(FLAGS_probe_timeout);
+    options.stop_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
+    return fleetplan::RunListenProbe(options, stdout);
+  }
+  absl::StatusOr<std::string> answer;
+  if (std::string target = absl::GetFlag(FLAGS_probe_connect); !target.empty()) {
+    answer = fleetplan::ConnectProbe(target, absl::GetFlag(FLAGS_probe_timeout));
+  } else if (std::string address = absl::GetFlag(FLAGS_probe_ifname); !address.empty()) {
+    answer = fleetplan::InterfaceHolding(address);
+  } else {
+    return std::nullopt;
+  }
+  if (!answer.ok()) {
+    std::fprintf(stderr, "%s\n", std::string(answer.status().message()).c_str());
+    return answer.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  std::printf("%s\n", answer->c_str());
+  return 0;
+}
 
 }  // namespace
 
@@ -47,6 +91,10 @@ int main(int argc, char** argv) {
       "Runs this node's ranks of a fleetplan job.\n"
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...\n"
+      "Network probes of the preflight checks:\n"
+      "  fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]\n"
+      "  fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]\n"
+      "  fleetplan-agent --probe-ifname=ADDRESS\n"
       "Flag names may be written with dashes or underscores.");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
@@ -54,6 +102,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(positional.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
+  if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
 
   fleetplan::SupervisorOptions options;
   options.node = absl::GetFlag(FLAGS_node);

@@ -16,6 +16,7 @@
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
 #include "tools/plan/node_scripts.h"
+#include "tools/plan/preflight_script.h"
 #include "tools/process/files.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
@@ -49,35 +50,28 @@ std::string Indent(absl::string_view text) {
 
 }  // namespace
 
-// What one step did.
-struct Executor::Outcome {
-  StepStatus status = StepStatus::kChanged;
-  std::string detail;   // shown beside the status
-  std::string failure;  // the full failure message (kFailed only)
-  int exit_status = 0;  // of the step's command, when it ran one
-
-  static Outcome Failed(std::string failure, int exit_status = 0) {
-    Outcome outcome;
-    outcome.status = StepStatus::kFailed;
-    outcome.failure = std::move(failure);
-    outcome.exit_status = exit_status;
-    return outcome;
-  }
-};
-
 std::string StepRecordPath(const NodeSpec& node, PhaseKind phase) {
-  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name, "/steps/",
-                                         PhaseName(phase)));
+  return NodeStatePath(node, absl::StrCat("steps/", PhaseName(phase)));
 }
 
 std::string SyncManifestPath(const NodeSpec& node) {
-  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name, "/manifest"));
+  return NodeStatePath(node, "manifest");
 }
+
+namespace {
+
+std::vector<std::string> NodeNames(const ClusterSpec& spec) {
+  std::vector<std::string> names;
+  for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
+  return names;
+}
+
+}  // namespace
 
 Executor::Executor(const ClusterSpec& spec, const Plan& plan, const Manifest& source,
                    ApplyOptions options, ProgressReporter& reporter)
     : spec_(spec), plan_(plan), source_(source), options_(std::move(options)),
-      reporter_(reporter) {
+      reporter_(reporter), checks_(NodeNames(spec)) {
   cancels_[std::string(kControllerNode)] = std::make_unique<absl::Notification>();
   for (const NodeSpec& node : spec_.nodes) {
     cancels_[node.name] = std::make_unique<absl::Notification>();
@@ -90,11 +84,20 @@ ApplyResult Executor::Run() {
   absl::Status opened = OpenConnections();
   if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
   for (const Phase& phase : plan_.phases) {
-    ApplyResult result =
-        phase.kind == PhaseKind::kLaunch ? RunLaunch(phase) : RunPhase(phase);
-    absl::MutexLock lock(&mu_);
-    if (interrupted_) return {kExitInterrupted, "interrupted"};
-    if (result.exit_code != 0) return result;
+    ApplyResult result = phase.kind == PhaseKind::kLaunch      ? RunLaunch(phase)
+                         : phase.kind == PhaseKind::kPreflight ? RunPreflight(phase)
+                                                               : RunPhase(phase);
+    bool interrupted;
+    {
+      absl::MutexLock lock(&mu_);
+      interrupted = interrupted_;
+    }
+    if (interrupted) result = {kExitInterrupted, "interrupted"};
+    if (result.exit_code != 0) {
+      // Checks that ran before apply stopped (the workdir's, before a sync).
+      ReportChecks();
+      return result;
+    }
   }
   return {};
 }
@@ -196,10 +199,10 @@ void Executor::RunSteps(const std::vector<const Step*>& steps, int threads) {
       [this] { return !Stopping(); });
 }
 
-void Executor::RunOneStep(const Step& step) {
+void Executor::RunOneStep(const Step& step, const absl::Notification* serving_done) {
   reporter_.StepStarted(step);
   absl::Time start = absl::Now();
-  Outcome outcome = Execute(step);
+  Outcome outcome = Execute(step, serving_done);
   if (outcome.status == StepStatus::kFailed && CancelFor(step.node)->HasBeenNotified()) {
     outcome.status = StepStatus::kCancelled;
   }
@@ -209,7 +212,9 @@ void Executor::RunOneStep(const Step& step) {
     absl::MutexLock lock(&mu_);
     anything_changed_ = true;
   }
-  if (outcome.status == StepStatus::kFailed) NoteFailure(outcome.failure);
+  if (outcome.status == StepStatus::kFailed && outcome.stops_phase) {
+    NoteFailure(outcome.failure);
+  }
 }
 
 void Executor::NoteFailure(std::string message) {
@@ -231,13 +236,22 @@ const NodeSpec* Executor::FindNode(const std::string& name) const {
   return nullptr;
 }
 
+const std::string& Executor::PhasePreamble(PhaseKind kind) const {
+  for (const Phase& phase : plan_.phases) {
+    if (phase.kind == kind) return phase.preamble;
+  }
+  static const std::string* kNone = new std::string();
+  return *kNone;
+}
+
 const absl::Notification* Executor::CancelFor(const std::string& node) const {
   auto it = cancels_.find(node);
   return it == cancels_.end() ? cancels_.at(std::string(kControllerNode)).get()
                               : it->second.get();
 }
 
-Executor::Outcome Executor::Execute(const Step& step) {
+Executor::Outcome Executor::Execute(const Step& step,
+                                    const absl::Notification* serving_done) {
   if (step.kind == "bazel-build") return Build(step);
   if (FindNode(step.node) == nullptr) {
     return Outcome::Failed(absl::StrCat("phase ", PhaseName(step.phase),
@@ -248,8 +262,15 @@ Executor::Outcome Executor::Execute(const Step& step) {
   if (step.kind == "authorize-key") return AuthorizeKey(step);
   if (step.kind == "sync-tree") return SyncNode(step);
   if (step.kind == "write-env") return WriteEnv(step);
-  if (step.kind == "check") return RunCommandStep(step, /*hold_stdin=*/false);
-  if (step.kind == "launch-agent") return RunCommandStep(step, /*hold_stdin=*/true);
+  if (step.kind == "check") {
+    return RunChecks(step, absl::StrCat(PhasePreamble(step.phase), step.command),
+                     serving_done);
+  }
+  if (step.kind == "launch-agent") {
+    // RunLaunch records the hashes itself, once the whole job succeeded.
+    std::string output;
+    return RunCommand(step, step.command, /*hold_stdin=*/true, &output);
+  }
   return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                       PhaseName(step.phase), ": unknown step kind '",
                                       step.kind, "'"));
@@ -258,7 +279,7 @@ Executor::Outcome Executor::Execute(const Step& step) {
 // Skipped when the node recorded this hash after the last success.
 Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash) {
   Outcome outcome;
-  if (options_.force || hash.empty()) return outcome;
+  if (options_.force || options_.check_only || hash.empty()) return outcome;
   absl::StatusOr<std::string> recorded =
       connections_.at(step.node)->ReadFile(StepRecordPath(*FindNode(step.node), step.phase));
   if (recorded.ok() && absl::StripAsciiWhitespace(*recorded) == hash) {
@@ -267,8 +288,25 @@ Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash)
   return outcome;
 }
 
+bool Executor::AllRecorded(const Phase& phase) {
+  for (const Step& step : phase.steps) {
+    if (FindNode(step.node) == nullptr ||
+        Skippable(step, step.hash).status != StepStatus::kUnchanged) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void Executor::ReportUnchanged(const Phase& phase) {
+  for (const Step& step : phase.steps) {
+    reporter_.StepStarted(step);
+    reporter_.StepFinished(step, StepStatus::kUnchanged, absl::ZeroDuration(), "");
+  }
+}
+
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
-  if (hash.empty()) return absl::OkStatus();
+  if (hash.empty() || options_.check_only) return absl::OkStatus();
   return connections_.at(step.node)->WriteFile(
       StepRecordPath(*FindNode(step.node), step.phase), absl::StrCat(hash, "\n"), 0644);
 }
@@ -353,9 +391,21 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   // step's hash, so it always runs.
   // (ValidateNodes has refused a workdir inside the source already.)
   const NodeSpec& node = *FindNode(step.node);
+  // Before anything is sent: is the workdir there, writable, with room?
+  Outcome workdir;
+  auto check_workdir = [&](uint64_t bytes) {
+    workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+    return workdir.status == StepStatus::kFailed
+               ? absl::FailedPreconditionError(workdir.failure)
+               : absl::OkStatus();
+  };
   absl::StatusOr<SyncResult> result =
       SyncTree(*connections_.at(node.name), sync_manifest_, node.workdir,
-               SyncManifestPath(node), options_.force);
+               SyncManifestPath(node), options_.force, check_workdir);
+  if (workdir.status == StepStatus::kFailed) {
+    workdir.stops_phase = true;
+    return workdir;
+  }
   if (!result.ok()) {
     return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: ",
                                         result.status().message()));
@@ -386,24 +436,9 @@ Executor::Outcome Executor::WriteEnv(const Step& step) {
   return Outcome();
 }
 
-Executor::Outcome Executor::RunCommandStep(const Step& step, bool hold_stdin) {
-  if (!hold_stdin) {
-    if (Outcome skip = Skippable(step, step.hash); skip.status == StepStatus::kUnchanged) {
-      return skip;
-    }
-  }
-  std::string output;
-  Outcome outcome = RunCommand(step, step.command, hold_stdin, &output);
-  // The launch phase records its hashes itself, once the whole job succeeded.
-  if (outcome.status == StepStatus::kFailed || hold_stdin) return outcome;
-  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-    return Outcome::Failed(absl::StrCat("node '", step.node, "': ", recorded.message()));
-  }
-  return outcome;
-}
-
 Executor::Outcome Executor::RunCommand(const Step& step, const std::string& command,
-                                       bool hold_stdin, std::string* output) {
+                                       bool hold_stdin, std::string* output,
+                                       const absl::Notification* serving_done) {
   // Job output goes to the user line by line as it arrives; other steps'
   // output is kept for the failure message.
   std::function<void(absl::string_view)> on_line;
@@ -411,7 +446,8 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
     on_line = [this, &step](absl::string_view line) { reporter_.OutputLine(step.node, line); };
   }
   OutputBuffer buffer(20, on_line);
-  const absl::Notification* cancel = CancelFor(step.node);
+  const absl::Notification* cancel =
+      serving_done != nullptr ? serving_done : CancelFor(step.node);
   OutputCallback on_output = [&buffer](absl::string_view chunk) { buffer.Append(chunk); };
   absl::StatusOr<int> status;
   if (step.node == kControllerNode) {
@@ -419,7 +455,7 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   } else {
     CommandSpec spec;
     spec.command = command;
-    spec.hold_stdin = hold_stdin;
+    spec.hold_stdin = hold_stdin || serving_done != nullptr;
     status = connections_.at(step.node)->Run(spec, on_output, cancel);
   }
   buffer.Flush();
@@ -448,17 +484,8 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
   }
   // All or nothing: a job whose ranks start on some nodes only would wait
   // for the others forever.
-  bool all_recorded = !changed && !options_.force;
-  for (const Step& step : phase.steps) {
-    if (!all_recorded) break;
-    if (FindNode(step.node) == nullptr) all_recorded = false;
-    else all_recorded = Skippable(step, step.hash).status == StepStatus::kUnchanged;
-  }
-  if (all_recorded) {
-    for (const Step& step : phase.steps) {
-      reporter_.StepStarted(step);
-      reporter_.StepFinished(step, StepStatus::kUnchanged, absl::ZeroDuration(), "");
-    }
+  if (!changed && !options_.force && AllRecorded(phase)) {
+    ReportUnchanged(phase);
     return {};
   }
 
@@ -478,7 +505,7 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
                             {"result.json"})
               .IgnoreError();
         }
-        Outcome outcome = Execute(step);
+        Outcome outcome = Execute(step, nullptr);
         // A node that fails before anyone cancelled it is a cause; the
         // others are stopped because of it.
         if (outcome.status == StepStatus::kFailed) {

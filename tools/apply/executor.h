@@ -5,19 +5,23 @@
 // the steps of a phase in parallel on up to `parallelism` threads, one
 // Connection per node (from the registry, opened at the start and reused).
 // A step whose hash the node recorded after an earlier success is skipped
-// ("unchanged"). The launch phase starts every node at once and stops them
-// all when one fails, like mpirun.
+// ("unchanged"). The preflight phase runs on every node or on none, checks
+// every node even when one fails, and stops apply before launch naming each
+// failed check (its summary goes to the reporter). The launch phase starts
+// every node at once and stops them all when one fails, like mpirun.
 
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "plugins/transport.h"
+#include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
 #include "tools/plan/plan.h"
 #include "tools/spec/cluster_spec.h"
@@ -34,6 +38,9 @@ struct ApplyOptions {
   // The launch agent on this machine, synced to every node as
   // .fleetplan/bin/fleetplan-agent; empty: none (tests).
   std::string agent_path;
+  // `plan --check`: run the plan's (preflight) steps whatever the nodes
+  // recorded, and record nothing on them.
+  bool check_only = false;
 };
 
 // Exit codes of apply besides a job's own status.
@@ -72,26 +79,59 @@ class Executor {
   void Interrupt();
 
  private:
-  struct Outcome;
+  // What one step did.
+  struct Outcome {
+    StepStatus status = StepStatus::kChanged;
+    std::string detail;   // shown beside the status
+    std::string failure;  // the full failure message (kFailed only)
+    int exit_status = 0;  // of the step's command, when it ran one
+    // A failed check does not stop the other nodes' checks; anything else
+    // that fails stops the phase.
+    bool stops_phase = true;
+
+    static Outcome Failed(std::string failure, int exit_status = 0) {
+      Outcome outcome;
+      outcome.status = StepStatus::kFailed;
+      outcome.failure = std::move(failure);
+      outcome.exit_status = exit_status;
+      return outcome;
+    }
+  };
   class NodeOutput;
 
   absl::Status OpenConnections();
   ApplyResult RunPhase(const Phase& phase);
+  ApplyResult RunPreflight(const Phase& phase);
   ApplyResult RunLaunch(const Phase& phase);
   void RunSteps(const std::vector<const Step*>& steps, int threads);
-  void RunOneStep(const Step& step);
-  Outcome Execute(const Step& step);
+  // `serving_done` (for a step that serves its phase): notified once the
+  // phase's other steps have ended, which closes the step's stdin.
+  void RunOneStep(const Step& step, const absl::Notification* serving_done = nullptr);
+  Outcome Execute(const Step& step, const absl::Notification* serving_done);
   Outcome Build(const Step& step);
   Outcome EnsureKey(const Step& step);
   Outcome AuthorizeKey(const Step& step);
   Outcome SyncNode(const Step& step);
   Outcome WriteEnv(const Step& step);
-  Outcome RunCommandStep(const Step& step, bool hold_stdin);
+  // Runs preflight checks (`script`) for `step`, adds what they found to
+  // the report; failed checks fail the step without stopping the phase.
+  Outcome RunChecks(const Step& step, const std::string& script,
+                    const absl::Notification* serving_done);
+  // With `serving_done`, stdin is held until it is notified, and the
+  // output is not streamed.
   Outcome RunCommand(const Step& step, const std::string& command,
-                     bool hold_stdin, std::string* output);
+                     bool hold_stdin, std::string* output,
+                     const absl::Notification* serving_done = nullptr);
   Outcome Skippable(const Step& step, const std::string& hash);
+  // True when every step of `phase` is recorded on its node.
+  bool AllRecorded(const Phase& phase);
+  // Reports every step of `phase` as unchanged.
+  void ReportUnchanged(const Phase& phase);
   absl::Status Record(const Step& step, const std::string& hash);
+  void ReportChecks() ABSL_LOCKS_EXCLUDED(mu_);
   const NodeSpec* FindNode(const std::string& name) const;
+  // The preamble of the plan's phase of `kind` ("" when none).
+  const std::string& PhasePreamble(PhaseKind kind) const;
   const absl::Notification* CancelFor(const std::string& node) const;
   void CancelAll();
   void NoteFailure(std::string message) ABSL_LOCKS_EXCLUDED(mu_);
@@ -114,6 +154,8 @@ class Executor {
   bool anything_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::string chief_key_ ABSL_GUARDED_BY(mu_);
   std::vector<ExtraFile> built_ ABSL_GUARDED_BY(mu_);
+  PreflightReport checks_ ABSL_GUARDED_BY(mu_);
+  bool checks_reported_ ABSL_GUARDED_BY(mu_) = false;
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
 };
 

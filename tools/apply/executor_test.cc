@@ -18,6 +18,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/transport.h"
+#include "tools/apply/preflight_report.h"
 #include "tools/process/files.h"
 #include "tools/util/status_matchers.h"
 
@@ -27,13 +28,15 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 // What a fake node does when asked to run a command.
 struct Reply {
   int status = 0;
   std::string output;
   absl::Duration delay = absl::ZeroDuration();
-  bool until_cancelled = false;  // hold until the run is cancelled, then 143
+  bool until_cancelled = false;  // hold until the run is cancelled, then:
+  int cancelled_status = 143;
 };
 
 // Every fake node's filesystem and a log of what ran, shared by all threads.
@@ -42,6 +45,7 @@ struct World {
   std::map<std::string, std::string> files;  // absolute path → content
   std::vector<std::string> runs;             // "node: command"
   std::vector<std::string> sent;             // "node: path"
+  std::vector<std::string> held_stdin;       // "node: command" run with stdin held
   std::map<std::string, std::pair<absl::Time, absl::Time>> spans;  // per run
   int running = 0;
   int max_running = 0;
@@ -60,6 +64,9 @@ class FakeConnection : public Connection {
     {
       absl::MutexLock lock(&world_->mu);
       world_->runs.push_back(absl::StrCat(node_, ": ", command.command));
+      if (command.hold_stdin) {
+        world_->held_stdin.push_back(absl::StrCat(node_, ": ", command.command));
+      }
       world_->max_running = std::max(world_->max_running, ++world_->running);
       reply = world_->reply(node_, command.command);
     }
@@ -67,7 +74,7 @@ class FakeConnection : public Connection {
     int status = reply.status;
     if (reply.until_cancelled) {
       cancel->WaitForNotification();
-      status = 143;
+      status = reply.cancelled_status;
     } else {
       absl::SleepFor(reply.delay);
     }
@@ -146,6 +153,10 @@ class RecordingReporter : public ProgressReporter {
     absl::MutexLock lock(&mu_);
     lines_.push_back(absl::StrCat(node, "| ", line));
   }
+  void ChecksReported(const PreflightReport& report) override {
+    absl::MutexLock lock(&mu_);
+    tables_.push_back(RenderPreflightTable(report, false));
+  }
   void Finished(bool, int, absl::string_view) override {}
 
   std::vector<std::string> Events(absl::string_view phase) {
@@ -161,11 +172,16 @@ class RecordingReporter : public ProgressReporter {
     absl::MutexLock lock(&mu_);
     return lines_;
   }
+  std::vector<std::string> tables() {
+    absl::MutexLock lock(&mu_);
+    return tables_;
+  }
 
  private:
   absl::Mutex mu_;
   std::vector<std::string> events_;
   std::vector<std::string> lines_;
+  std::vector<std::string> tables_;
 };
 
 ClusterSpec Spec(int nodes) {
@@ -283,19 +299,20 @@ TEST_F(ExecutorTest, RecordedStepsAreSkippedUnlessForced) {
   EXPECT_THAT(reporter_->Events("launch"),
               ElementsAre("a launch unchanged", "b launch unchanged"));
 
-  // A changed step runs again, and so does the job that depends on it.
+  // A changed check runs again, on every node (preflight runs on all of
+  // them or none), and so does the job that depends on it.
   plan.phases[0].steps[1].hash = "new";
   ASSERT_EQ(Apply(spec, plan).exit_code, 0);
   EXPECT_THAT(reporter_->Events("preflight"),
-              ElementsAre("a preflight unchanged", "b preflight changed"));
+              ElementsAre("a preflight changed", "b preflight changed"));
   EXPECT_THAT(reporter_->Events("launch"),
               ElementsAre("a launch changed", "b launch changed"));
-  EXPECT_EQ(world_.runs.size(), 7u);
+  EXPECT_EQ(world_.runs.size(), 8u);
 
   ApplyOptions force;
   force.force = true;
   ASSERT_EQ(Apply(spec, plan, force).exit_code, 0);
-  EXPECT_EQ(world_.runs.size(), 11u);
+  EXPECT_EQ(world_.runs.size(), 12u);
 }
 
 TEST_F(ExecutorTest, FailureStopsLaterPhasesAndNamesEverything) {
@@ -424,6 +441,145 @@ TEST_F(ExecutorTest, ChiefKeyIsAuthorizedOnTheOthers) {
   EXPECT_EQ(world_.runs.size(), 4u) << "only ensure-key runs again";
   EXPECT_THAT(reporter_->Events("keys"),
               ElementsAre("a keys unchanged", "b keys unchanged", "c keys unchanged"));
+}
+
+TEST_F(ExecutorTest, EveryNodeIsCheckedAndEveryFailedCheckIsNamed) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (command == "check a") reply.output = "fleetplan-check workdir ok /w/a: writable\n";
+    if (command == "check b") {
+      reply.output =
+          "fleetplan-check workdir fail /w/b: read-only; expected writable; fix: move it\n"
+          "fleetplan-check python fail venv /v does not exist; fix: create it\n";
+      reply.status = 1;
+    }
+    if (command == "check c") reply.output = "fleetplan-check gpus fail GPU 3 not found\n";
+    return reply;
+  };
+  ApplyOptions options;
+  options.parallelism = 1;  // b's failure must not keep c from being checked
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_EQ(result.message,
+            "preflight found 3 problems:\n"
+            "  node 'b', check workdir: /w/b: read-only; expected writable; fix: move it\n"
+            "  node 'b', check python: venv /v does not exist; fix: create it\n"
+            "  node 'c', check gpus: GPU 3 not found");
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight changed", "b preflight failed", "c preflight failed"));
+  EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
+  for (const std::string& run : world_.runs) EXPECT_THAT(run, Not(HasSubstr("launch")));
+  ASSERT_EQ(reporter_->tables().size(), 1u);
+  EXPECT_THAT(reporter_->tables()[0], HasSubstr("  b     FAIL     FAIL    -\n"));
+  EXPECT_EQ(world_.files.count("/w/a/.fleetplan/nodes/a/steps/preflight"), 0u)
+      << "checks are recorded only when all passed";
+}
+
+TEST_F(ExecutorTest, ADifferentLibtorchOnOneNodeStopsBeforeLaunch) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string& node, const std::string&) {
+    Reply reply;
+    reply.output = node == "b" ? "fleetplan-fact libtorch 1 2 /opt/libtorch_cpu.so\n"
+                               : "fleetplan-fact libtorch 3 4 /usr/lib/libtorch_cpu.so.1.13.0\n";
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message,
+              HasSubstr("node 'b', check libtorch: /opt/libtorch_cpu.so (cksum 1, 2 bytes); "
+                        "the other nodes (a, c) load /usr/lib/libtorch_cpu.so.1.13.0"));
+  EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
+}
+
+TEST_F(ExecutorTest, TheServingCheckRunsBesideTheOthersUntilTheyEnd) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases[0].steps[0].serves_phase = true;
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (command == "check a") {
+      // The listener: up until its stdin closes, then done.
+      reply.output = "fleetplan-check port ok port 1: free\nfleetplan-fact listening 1\n";
+      reply.until_cancelled = true;
+      reply.cancelled_status = 0;
+    } else if (absl::StartsWith(command, "check")) {
+      reply.output = "fleetplan-check connect ok connected\n";
+      reply.delay = absl::Milliseconds(100);
+    }
+    return reply;
+  };
+  ApplyOptions options;
+  options.parallelism = 1;  // the chief's check is not counted against it
+  ApplyResult result = Apply(spec, plan, options);
+  ASSERT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(world_.held_stdin, testing::Contains("a: check a"));
+  EXPECT_THAT(world_.held_stdin, Not(testing::Contains("b: check b")));
+  absl::Time chief_end = world_.spans["a: check a"].second;
+  EXPECT_GE(chief_end, world_.spans["b: check b"].second);
+  EXPECT_GE(chief_end, world_.spans["c: check c"].second);
+  EXPECT_GE(world_.spans["a: launch a"].first, chief_end);
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight changed", "b preflight changed", "c preflight changed"));
+}
+
+TEST_F(ExecutorTest, PreflightRunsOnEveryNodeWhenOneLostItsRecord) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  world_.files.erase("/w/b/.fleetplan/nodes/b/steps/preflight");
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight changed", "b preflight changed"));
+  // The checks guard the launch: a job that must run again is checked again.
+  world_.files.erase("/w/a/.fleetplan/nodes/a/steps/launch");
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("preflight"),
+              ElementsAre("a preflight changed", "b preflight changed"));
+}
+
+TEST_F(ExecutorTest, CheckOnlyRunsEveryCheckAndRecordsNothing) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases.pop_back();
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  world_.files.clear();
+  ApplyOptions options;
+  options.check_only = true;
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_EQ(world_.runs.size(), 6u);
+  EXPECT_THAT(world_.files, IsEmpty());
+}
+
+TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
+  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
+  std::string agent = dir + "/fake-agent-2";
+  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases.insert(plan.phases.begin(), Phase{PhaseKind::kSync, {}});
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (absl::StrContains(command, "fp_workdir /w/b ")) {
+      reply.output =
+          "fleetplan-check workdir fail /w/b: cannot be created (Read-only file system)\n";
+      reply.status = 1;
+    }
+    return reply;
+  };
+  ApplyOptions options;
+  options.agent_path = agent;
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_EQ(result.message,
+            "node 'b', phase sync: workdir: /w/b: cannot be created (Read-only file system)");
+  EXPECT_THAT(world_.sent, ElementsAre("a: .fleetplan/bin/fleetplan-agent"));
+  EXPECT_THAT(reporter_->Events("preflight"), IsEmpty());
+  ASSERT_EQ(reporter_->tables().size(), 1u);
+  EXPECT_THAT(reporter_->tables()[0], HasSubstr("FAIL b workdir: /w/b: cannot be created"));
 }
 
 }  // namespace

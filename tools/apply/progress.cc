@@ -34,12 +34,15 @@ std::string Seconds(absl::Duration elapsed) {
 
 class PlainReporter : public ProgressReporter {
  public:
-  PlainReporter(std::FILE* out, bool color) : out_(out), color_(color) {}
+  // Without `steps`, only the preflight summary and the end are printed.
+  PlainReporter(std::FILE* out, bool color, bool steps = true)
+      : out_(out), color_(color), steps_(steps) {}
 
   void StepStarted(const Step&) override {}
 
   void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
                     absl::string_view detail) override {
+    if (!steps_) return;
     std::string name(StepStatusName(status));
     if (color_) name = absl::StrCat(StatusColor(status), name, kReset);
     std::string line = absl::StrCat("[", step.node, "] ", PhaseName(step.phase), ": ",
@@ -49,6 +52,12 @@ class PlainReporter : public ProgressReporter {
   }
 
   void OutputLine(absl::string_view, absl::string_view line) override { Print(line); }
+
+  void ChecksReported(const PreflightReport& report) override {
+    std::string table = RenderPreflightTable(report, color_);
+    table.pop_back();  // Print adds the newline
+    Print(table);
+  }
 
   void Finished(bool ok, int, absl::string_view message) override {
     if (ok) {
@@ -69,6 +78,7 @@ class PlainReporter : public ProgressReporter {
   absl::Mutex mu_;
   std::FILE* out_;
   bool color_;
+  bool steps_;
 };
 
 class JsonReporter : public ProgressReporter {
@@ -89,6 +99,19 @@ class JsonReporter : public ProgressReporter {
 
   void OutputLine(absl::string_view node, absl::string_view line) override {
     Emit({{"event", "output"}, {"node", std::string(node)}, {"line", std::string(line)}});
+  }
+
+  void ChecksReported(const PreflightReport& report) override {
+    for (const NodeChecks* node : report.Reported()) {
+      for (const CheckResult& result : node->checks) {
+        Emit({{"event", "check"}, {"node", node->node}, {"check", result.check},
+              {"status", std::string(CheckStatusName(result.status))},
+              {"message", result.message}});
+      }
+      for (const auto& [name, value] : node->facts) {
+        Emit({{"event", "fact"}, {"node", node->node}, {"name", name}, {"value", value}});
+      }
+    }
   }
 
   void Finished(bool ok, int exit_code, absl::string_view message) override {
@@ -135,6 +158,14 @@ class LiveReporter : public ProgressReporter {
     absl::MutexLock lock(&mu_);
     Erase();
     std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());
+    Draw();
+  }
+
+  void ChecksReported(const PreflightReport& report) override {
+    std::string table = RenderPreflightTable(report, color_);
+    absl::MutexLock lock(&mu_);
+    Erase();
+    std::fputs(table.c_str(), out_);
     Draw();
   }
 
@@ -214,6 +245,8 @@ std::unique_ptr<ProgressReporter> MakeReporter(ReportStyle style, std::FILE* out
       return std::make_unique<JsonReporter>(out);
     case ReportStyle::kLive:
       return std::make_unique<LiveReporter>(out, color, std::move(nodes));
+    case ReportStyle::kSummary:
+      return std::make_unique<PlainReporter>(out, color, /*steps=*/false);
     case ReportStyle::kPlain:
       break;
   }

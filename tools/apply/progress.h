@@ -3,7 +3,8 @@
 
 // How apply shows what it does: a live line per node on a terminal, plain
 // `[node] phase: changed (1.2s)` lines otherwise, or JSON event lines for
-// machines. The executor calls a ProgressReporter from many threads.
+// machines; the preflight summary as a table, or as `check` events. The
+// executor calls a ProgressReporter from many threads.
 
 #include <cstdio>
 #include <memory>
@@ -12,6 +13,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tools/apply/preflight_report.h"
 #include "tools/plan/plan.h"
 
 namespace fleetplan {
@@ -34,15 +36,19 @@ class ProgressReporter {
   // One complete line of a node's job output (the agent prefixes
   // `[node/rank]`), without its newline.
   virtual void OutputLine(absl::string_view node, absl::string_view line) = 0;
+  // What the preflight checks found on every node, once they have all
+  // ended (or apply stopped before they could). Default: nothing.
+  virtual void ChecksReported(const PreflightReport& report) {}
   // The end of the apply: `ok`, and the message when it failed.
   virtual void Finished(bool ok, int exit_code, absl::string_view message) = 0;
 };
 
-enum class ReportStyle { kPlain, kLive, kJson };
+// kSummary prints the preflight summary alone (`plan --check`).
+enum class ReportStyle { kPlain, kLive, kJson, kSummary };
 
 // A reporter writing to `out` (not owned). kLive redraws one line per node
-// in `nodes` and needs a terminal; `color` adds ANSI colours (kLive and
-// kPlain only).
+// in `nodes` and needs a terminal; `color` adds ANSI colours (all but
+// kJson).
 std::unique_ptr<ProgressReporter> MakeReporter(ReportStyle style, std::FILE* out,
                                                bool color,
                                                std::vector<std::string> nodes);

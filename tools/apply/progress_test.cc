@@ -6,6 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
+#include "tools/plan/check_line.h"
 
 namespace fleetplan {
 namespace {
@@ -62,6 +63,39 @@ TEST(ProgressTest, LiveRedrawsWithColour) {
   EXPECT_THAT(text, HasSubstr("\033[1A"));
   EXPECT_THAT(text, HasSubstr("\033[33mchanged"));
   EXPECT_THAT(text, HasSubstr("[a/0] hello\n"));
+}
+
+// What each style prints for a preflight report with one failure.
+std::string CaptureChecks(ReportStyle style, bool color) {
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&data, &size);
+  {
+    PreflightReport report({"a", "b"});
+    report.Add("a", ParseCheckOutput("fleetplan-check workdir ok /w: writable\n"
+                                     "fleetplan-fact nccl_socket_ifname eth0\n"
+                                     "fleetplan-check nccl ok eth0 holds 10.0.0.1\n"));
+    report.Add("b", ParseCheckOutput("fleetplan-check workdir fail /w: not writable\n"));
+    MakeReporter(style, out, color, {"a", "b"})->ChecksReported(report);
+  }
+  std::fclose(out);
+  std::string text(data, size);
+  free(data);
+  return text;
+}
+
+TEST(ProgressTest, ChecksAsATableOrAsEvents) {
+  std::string table = CaptureChecks(ReportStyle::kPlain, false);
+  EXPECT_THAT(table, HasSubstr("  node  workdir  nccl\n"
+                               "  a     ok       eth0\n"
+                               "  b     FAIL     -\n"));
+  EXPECT_THAT(table, HasSubstr("  FAIL b workdir: /w: not writable\n"));
+  EXPECT_EQ(table.find('\033'), std::string::npos);
+  EXPECT_THAT(CaptureChecks(ReportStyle::kPlain, true), HasSubstr("\033[31mFAIL"));
+
+  std::string json = CaptureChecks(ReportStyle::kJson, false);
+  EXPECT_THAT(json, HasSubstr(R"({"check":"workdir","event":"check","message":"/w: not writable","node":"b","status":"fail"})"));
+  EXPECT_THAT(json, HasSubstr(R"({"event":"fact","name":"nccl_socket_ifname","node":"a","value":"eth0"})"));
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "tools/cli/paths.h"
 #include "tools/cli/prepare.h"
 #include "tools/cli/saved_plan.h"
+#include "tools/plan/compile.h"
 #include "tools/plan/render.h"
 #include "tools/process/files.h"
 
@@ -93,13 +94,48 @@ class SignalWatcher {
   Executor* executor_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
+SignalWatcher& Signals() {
+  static SignalWatcher* watcher = new SignalWatcher();
+  return *watcher;
+}
+
+// `plan --check`: the preflight checks alone, read-only, with their summary.
+int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) {
+  if (command.options.parallelism < 1) {
+    return Fail("plan", "--parallelism must be at least 1", kExitBadInput);
+  }
+  absl::StatusOr<Plan> plan = CompileCheckPlan(prepared.spec, prepared.inputs);
+  if (!plan.ok()) return Fail("plan", plan.status().message(), kExitBadInput);
+  ApplyOptions options = command.options;
+  options.check_only = true;
+  options.transport.read_only = true;
+  std::unique_ptr<ProgressReporter> reporter = MakeReporter(
+      command.json ? ReportStyle::kJson : ReportStyle::kSummary, stdout, color, {});
+  Executor executor(prepared.spec, *plan, prepared.source, options, *reporter);
+  Signals().Watch(&executor);
+  ApplyResult result = executor.Run();
+  Signals().Watch(nullptr);
+  if (command.json) {
+    reporter->Finished(result.exit_code == 0, result.exit_code, result.message);
+  } else if (result.exit_code == 0) {
+    std::printf("every check passed on %zu nodes\n", prepared.spec.nodes.size());
+  } else {
+    Fail("plan --check", result.message, result.exit_code);
+  }
+  return result.exit_code;
+}
+
 }  // namespace
 
 int RunPlanCommand(const PlanCommand& command) {
   absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
   if (!color.ok()) return Fail("plan", color.status().message(), kExitBadInput);
+  if (command.check && !command.out.empty()) {
+    return Fail("plan", "--check and --out do not go together", kExitBadInput);
+  }
   absl::StatusOr<Prepared> prepared = PrepareFromFile(ResolveUserPath(command.spec));
   if (!prepared.ok()) return Fail("plan", prepared.status().message(), kExitBadInput);
+  if (command.check) return RunChecks(command, *prepared, *color);
   const Plan& plan = prepared->plan;
   std::string text = command.json ? RenderPlanJson(plan) : RenderPlanText(plan, *color);
   std::fputs(text.c_str(), stdout);
@@ -115,7 +151,7 @@ int RunPlanCommand(const PlanCommand& command) {
 }
 
 int RunApplyCommand(ApplyCommand command) {
-  static SignalWatcher* watcher = new SignalWatcher();
+  SignalWatcher* watcher = &Signals();
   absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
   if (!color.ok()) return Fail("apply", color.status().message(), kExitBadInput);
   if (command.options.parallelism < 1) {

@@ -16,8 +16,14 @@ struct PlanCommand {
   bool json = false;
   std::string out;  // save the plan here ("" : don't)
   std::string color = "auto";
+  // Connect to the nodes and run the preflight checks alone, changing
+  // nothing; print their summary instead of the plan.
+  bool check = false;
+  ApplyOptions options;  // for `check`: parallelism, transport options
 };
 
+// Prints the plan (exit 0), or with `check` the checks' summary (exit 0
+// when every check passed, 1 when one failed).
 int RunPlanCommand(const PlanCommand& command);
 
 struct ApplyCommand {

@@ -44,10 +44,13 @@ absl::Status ValidateNodes(const ClusterSpec& spec) {
 absl::StatusOr<Prepared> PrepareFromSpec(ClusterSpec spec) {
   FP_RETURN_IF_ERROR(ValidateNodes(spec));
   Prepared prepared;
-  CompileInputs inputs;
+  CompileInputs& inputs = prepared.inputs;
   if (spec.sync.enabled) {
     FP_ASSIGN_OR_RETURN(prepared.source, BuildManifest(spec.sync.source, spec.sync.exclude));
     inputs.source_hash = prepared.source.SourceDigest();
+    for (const ManifestEntry& entry : prepared.source.entries) {
+      inputs.source_bytes += entry.size;
+    }
   }
   FP_ASSIGN_OR_RETURN(prepared.plan, CompilePlan(spec, inputs));
   prepared.spec = std::move(spec);

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tools/plan/compile.h"
 #include "tools/plan/plan.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
@@ -18,6 +19,7 @@ namespace fleetplan {
 struct Prepared {
   ClusterSpec spec;
   Manifest source;  // of [sync] source; empty without [sync]
+  CompileInputs inputs;  // what the plan was compiled from besides the spec
   Plan plan;
 };
 

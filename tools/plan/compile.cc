@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/plan/node_scripts.h"
+#include "tools/plan/preflight_script.h"
 #include "tools/plan/rank_env.h"
 #include "tools/plan/spec_digest.h"
 #include "tools/util/digest.h"
@@ -57,20 +58,23 @@ absl::Status CheckSpec(const ClusterSpec& spec) {
   return absl::OkStatus();
 }
 
-std::string StepHash(const Step& step) {
+std::string StepHash(const Step& step, const std::string& preamble) {
   Digester digester;
+  if (!preamble.empty()) digester.Add(preamble);
   digester.Add(PhaseName(step.phase)).Add(step.node).Add(step.kind);
   digester.Add(absl::StrCat(step.inputs.size()));
   for (const auto& [key, value] : step.inputs) digester.Add(key).Add(value);
   digester.Add(step.command).Add(step.path).Add(step.content);
+  if (step.serves_phase) digester.Add("serves_phase");
   return digester.Hex();
 }
 
 // Builds the steps of one phase; each Add finishes its step with its hash.
 class PhaseBuilder {
  public:
-  PhaseBuilder(PhaseKind kind, size_t expected_steps) {
+  PhaseBuilder(PhaseKind kind, size_t expected_steps, std::string preamble = "") {
     phase_.kind = kind;
+    phase_.preamble = std::move(preamble);
     phase_.steps.reserve(expected_steps);
   }
 
@@ -90,7 +94,9 @@ class PhaseBuilder {
 
  private:
   void Finish() {
-    if (!phase_.steps.empty()) phase_.steps.back().hash = StepHash(phase_.steps.back());
+    if (!phase_.steps.empty()) {
+      phase_.steps.back().hash = StepHash(phase_.steps.back(), phase_.preamble);
+    }
   }
 
   Phase phase_;
@@ -135,6 +141,10 @@ Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
   return std::move(phase).Build();
 }
 
+bool NcclAuto(const ClusterSpec& spec) {
+  return spec.network.nccl_socket_ifname == "auto";
+}
+
 Phase EnvironmentPhase(const ClusterSpec& spec,
                        const std::vector<std::vector<NodeVar>>& node_envs) {
   PhaseBuilder phase(PhaseKind::kEnvironment, spec.nodes.size());
@@ -142,7 +152,7 @@ Phase EnvironmentPhase(const ClusterSpec& spec,
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, "write-env");
     step.path = EnvScriptPath(node);
-    step.content = EnvScript(node, node_envs[i]);
+    step.content = EnvScript(node, node_envs[i], NcclAuto(spec));
   }
   return std::move(phase).Build();
 }
@@ -159,25 +169,44 @@ std::string PythonDescription(const PythonEnv& python) {
   return "";
 }
 
-Phase PreflightPhase(const ClusterSpec& spec) {
-  PhaseBuilder phase(PhaseKind::kPreflight, spec.nodes.size());
-  const NodeSpec& chief = spec.chief();
-  for (const NodeSpec& node : spec.nodes) {
+// Every node's script names the chief's address, the port and the node
+// count, so a change to any of them reruns every node's preflight, which
+// must run together anyway: the chief listens until all have connected.
+Phase PreflightPhase(const ClusterSpec& spec,
+                     const std::vector<std::vector<NodeVar>>& node_envs,
+                     const CompileInputs& compile_inputs, PreflightMode mode) {
+  PhaseBuilder phase(PhaseKind::kPreflight, spec.nodes.size(), PreflightLibrary(mode));
+  PreflightInputs inputs;
+  inputs.mode = mode;
+  inputs.chief = &spec.chief();
+  inputs.master_port = spec.network.master_port;
+  inputs.nodes = static_cast<int>(spec.nodes.size());
+  inputs.nccl_auto = NcclAuto(spec);
+  inputs.job = &spec.job;
+  inputs.sync_bytes = compile_inputs.source_bytes;
+  std::string connect =
+      absl::StrCat(ReachAddress(*inputs.chief), ":", spec.network.master_port);
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, "check");
     step.inputs.emplace_back("workdir", node.workdir);
-    if (&node == &chief) {
+    if (&node == inputs.chief) {
       step.inputs.emplace_back("master_port", absl::StrCat(spec.network.master_port));
+      // Its listener serves the other nodes' connect checks.
+      step.serves_phase = true;
     }
+    step.inputs.emplace_back("connect", connect);
     if (!node.gpus.empty()) {
       step.inputs.emplace_back("gpus", absl::StrJoin(node.gpus, ","));
     }
     if (node.python.kind != PythonEnv::Kind::kNone) {
       step.inputs.emplace_back("python", PythonDescription(node.python));
     }
-    if (spec.network.nccl_socket_ifname == "auto") {
+    step.inputs.emplace_back("program", ProgramPath(spec.job, node));
+    if (inputs.nccl_auto) {
       step.inputs.emplace_back("nccl_socket_ifname", "auto");
     }
-    step.command = PreflightScript(node);
+    step.command = PreflightScript(node, node_envs[i], inputs);
   }
   return std::move(phase).Build();
 }
@@ -197,7 +226,7 @@ std::string PlanHash(const Plan& plan) {
   digester.Add(plan.spec_name).Add(plan.spec_path).Add(plan.spec_hash).Add(
       plan.source_hash);
   for (const Phase& phase : plan.phases) {
-    digester.Add(PhaseName(phase.kind)).Add(absl::StrCat(phase.steps.size()));
+    digester.Add(PhaseName(phase.kind)).Add(phase.preamble).Add(absl::StrCat(phase.steps.size()));
     for (const Step& step : phase.steps) digester.Add(step.hash);
   }
   for (const RankEnv& rank : plan.ranks) {
@@ -210,10 +239,9 @@ std::string PlanHash(const Plan& plan) {
   return digester.Hex();
 }
 
-}  // namespace
-
-absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
-                                 const CompileInputs& inputs) {
+// CompilePlan, or with `check_only` the plan of `plan --check`.
+absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& inputs,
+                             bool check_only) {
   FP_RETURN_IF_ERROR(CheckSpec(spec));
   int world_size = 0;
   std::vector<int> first_ranks;
@@ -244,14 +272,31 @@ absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
       rank.env = RankEnvironment(node_envs.back(), rank.rank, local);
     }
   }
-  plan.phases.push_back(BuildPhase(spec));
-  plan.phases.push_back(KeysPhase(spec));
-  plan.phases.push_back(SyncPhase(spec, inputs));
-  plan.phases.push_back(EnvironmentPhase(spec, node_envs));
-  plan.phases.push_back(PreflightPhase(spec));
-  plan.phases.push_back(LaunchPhase(spec, first_ranks));
+  if (check_only) {
+    plan.phases.push_back(
+        PreflightPhase(spec, node_envs, inputs, PreflightMode::kCheckOnly));
+  } else {
+    plan.phases.push_back(BuildPhase(spec));
+    plan.phases.push_back(KeysPhase(spec));
+    plan.phases.push_back(SyncPhase(spec, inputs));
+    plan.phases.push_back(EnvironmentPhase(spec, node_envs));
+    plan.phases.push_back(PreflightPhase(spec, node_envs, inputs, PreflightMode::kApply));
+    plan.phases.push_back(LaunchPhase(spec, first_ranks));
+  }
   plan.hash = PlanHash(plan);
   return plan;
+}
+
+}  // namespace
+
+absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
+                                 const CompileInputs& inputs) {
+  return Compile(spec, inputs, /*check_only=*/false);
+}
+
+absl::StatusOr<Plan> CompileCheckPlan(const ClusterSpec& spec,
+                                      const CompileInputs& inputs) {
+  return Compile(spec, inputs, /*check_only=*/true);
 }
 
 }  // namespace fleetplan

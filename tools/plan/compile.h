@@ -1,6 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_PLAN_COMPILE_H_
 #define FLEETPLAN_TOOLS_PLAN_COMPILE_H_
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -14,6 +15,9 @@ namespace fleetplan {
 struct CompileInputs {
   // Digest of the synced tree's manifest; "" without [sync].
   std::string source_hash;
+  // Size of the synced tree's files; 0 without [sync]. Preflight checks
+  // that the workdir has room for it.
+  uint64_t source_bytes = 0;
 };
 
 // Compiles `spec` into a Plan: all six phases in order (empty ones have no
@@ -26,6 +30,12 @@ struct CompileInputs {
 // chief, an unknown ssh group, or no job.program.
 absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
                                  const CompileInputs& inputs);
+
+// The plan `plan --check` runs: the preflight phase alone, its checks in
+// PreflightMode::kCheckOnly (they change nothing on the nodes). Errors as
+// CompilePlan's.
+absl::StatusOr<Plan> CompileCheckPlan(const ClusterSpec& spec,
+                                      const CompileInputs& inputs);
 
 }  // namespace fleetplan
 

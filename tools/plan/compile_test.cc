@@ -232,13 +232,21 @@ TEST(CompilePlanTest, PreflightListsItsChecks) {
   EXPECT_EQ(preflight.steps[0].kind, "check");
   EXPECT_THAT(preflight.steps[0].inputs,
               ElementsAre(Pair("workdir", "/home/ubuntu/project"),
+                          Pair("connect", "10.0.0.5:29500"),
                           Pair("gpus", "0,1"),
                           Pair("python", "venv /home/ubuntu/venvs/train"),
+                          Pair("program", "/home/ubuntu/project/.fleetplan/bin/train"),
                           Pair("nccl_socket_ifname", "auto")));
-  // Only the chief serves the master port.
+  EXPECT_FALSE(preflight.steps[0].serves_phase);
+  // Only the chief serves the master port, while the others connect to it.
   EXPECT_THAT(preflight.steps[1].inputs,
               testing::Contains(Pair("master_port", "29500")));
-  EXPECT_THAT(preflight.steps[1].command, HasSubstr("test -w /home/ubuntu/project"));
+  EXPECT_TRUE(preflight.steps[1].serves_phase);
+  EXPECT_THAT(preflight.steps[1].command,
+              HasSubstr("fp_workdir /home/ubuntu/project "
+                        "/home/ubuntu/project/.fleetplan/nodes/head "));
+  EXPECT_THAT(preflight.steps[1].command, HasSubstr("fp_listen 29500 2\n"));
+  EXPECT_THAT(preflight.steps[0].command, HasSubstr("fp_connect 10.0.0.5 29500 30s\n"));
 }
 
 TEST(CompilePlanTest, LaunchCommand) {

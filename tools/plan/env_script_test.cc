@@ -1,5 +1,6 @@
 // The shell text a plan writes and runs on nodes, checked by a real /bin/sh:
-// env.sh, the preflight script and the launch command.
+// env.sh and the launch command (the preflight script has
+// preflight_script_test).
 
 #include <sys/stat.h>
 
@@ -121,21 +122,6 @@ TEST_F(NodeScriptsTest, EnvScriptActivatesConda) {
   std::map<std::string, std::string> head = SourceEnvScript(plan, "head");
   EXPECT_EQ(head["FP_CONDA_ARGS"], "activate torch env");
   EXPECT_THAT(head, Not(testing::Contains(Key("FP_VENV_ACTIVE"))));
-}
-
-TEST_F(NodeScriptsTest, PreflightPassesAndCreatesTheNodeDirectory) {
-  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec_, {}));
-  EXPECT_THAT(RunSh(StepOf(plan, PhaseKind::kPreflight, "head").command), IsOk());
-  EXPECT_TRUE(FileExists(dir_ + "/work dir/.fleetplan/nodes/head"));
-}
-
-TEST_F(NodeScriptsTest, PreflightFailsWithoutTheVenv) {
-  spec_.nodes[1].python.venv = dir_ + "/missing";
-  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec_, {}));
-  EXPECT_THAT(RunSh(StepOf(plan, PhaseKind::kPreflight, "head").command),
-              StatusIs(absl::StatusCode::kFailedPrecondition,
-                       testing::HasSubstr("exited with code 1")));
-  EXPECT_THAT(RunSh(StepOf(plan, PhaseKind::kPreflight, "worker").command), IsOk());
 }
 
 TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {

@@ -130,4 +130,9 @@ void JsonWriter::Int(long long value) {
   absl::StrAppend(out_, value);
 }
 
+void JsonWriter::Bool(bool value) {
+  BeforeValue();
+  out_->append(value ? "true" : "false");
+}
+
 }  // namespace fleetplan

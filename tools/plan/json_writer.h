@@ -26,6 +26,7 @@ class JsonWriter {
 
   void String(absl::string_view value);
   void Int(long long value);
+  void Bool(bool value);
 
   // Key(key) then the value.
   void Member(absl::string_view key, absl::string_view value) {

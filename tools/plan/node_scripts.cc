@@ -6,44 +6,6 @@
 #include "tools/plan/shell_quote.h"
 
 namespace fleetplan {
-namespace {
-
-// `test <condition> || fail <message>` for the preflight script.
-std::string CheckLine(absl::string_view condition, absl::string_view message) {
-  return absl::StrCat(condition, " || fail ", ShellQuote(message), "\n");
-}
-
-std::string PythonCheck(const PythonEnv& python) {
-  switch (python.kind) {
-    case PythonEnv::Kind::kVenv: {
-      std::string activate = absl::StrCat(python.venv, "/bin/activate");
-      return CheckLine(absl::StrCat("test -f ", ShellQuote(activate)),
-                       absl::StrCat("venv activate script missing: ", activate));
-    }
-    case PythonEnv::Kind::kConda:
-      return CheckLine(absl::StrCat("test -f ", ShellQuote(python.conda_sh)),
-                       absl::StrCat("conda.sh missing: ", python.conda_sh));
-    case PythonEnv::Kind::kNone:
-      break;
-  }
-  return "";
-}
-
-std::string PythonActivation(const PythonEnv& python) {
-  switch (python.kind) {
-    case PythonEnv::Kind::kVenv:
-      return absl::StrCat(". ", ShellQuote(absl::StrCat(python.venv, "/bin/activate")),
-                          "\n");
-    case PythonEnv::Kind::kConda:
-      return absl::StrCat(". ", ShellQuote(python.conda_sh), "\nconda activate ",
-                          ShellQuote(python.conda), "\n");
-    case PythonEnv::Kind::kNone:
-      break;
-  }
-  return "";
-}
-
-}  // namespace
 
 std::string LabelTargetName(absl::string_view label) {
   size_t colon = label.rfind(':');
@@ -64,8 +26,22 @@ std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative) {
   return absl::StrCat(workdir, "/", relative);
 }
 
-std::string EnvScriptPath(const NodeSpec& node) {
-  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name, "/env.sh"));
+std::string NodeStateDir(const NodeSpec& node) {
+  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name));
+}
+
+std::string NodeStatePath(const NodeSpec& node, absl::string_view file) {
+  return absl::StrCat(NodeStateDir(node), "/", file);
+}
+
+std::string EnvScriptPath(const NodeSpec& node) { return NodeStatePath(node, "env.sh"); }
+
+std::string PreflightEnvPath(const NodeSpec& node) {
+  return NodeStatePath(node, "preflight.env");
+}
+
+std::string AgentPath(const NodeSpec& node) {
+  return UnderWorkdir(node, ".fleetplan/bin/fleetplan-agent");
 }
 
 std::string ProgramPath(const JobSpec& job, const NodeSpec& node) {
@@ -77,29 +53,42 @@ std::string ProgramPath(const JobSpec& job, const NodeSpec& node) {
   return UnderWorkdir(node, job.program);
 }
 
-std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env) {
-  std::string script =
-      "# Written by fleetplan: the environment shared by this node's ranks.\n";
-  absl::StrAppend(&script, PythonActivation(node.python));
+std::string PythonActivation(const PythonEnv& python) {
+  switch (python.kind) {
+    case PythonEnv::Kind::kVenv:
+      return absl::StrCat(". ", ShellQuote(absl::StrCat(python.venv, "/bin/activate")),
+                          "\n");
+    case PythonEnv::Kind::kConda:
+      return absl::StrCat(". ", ShellQuote(python.conda_sh), "\nconda activate ",
+                          ShellQuote(python.conda), "\n");
+    case PythonEnv::Kind::kNone:
+      break;
+  }
+  return "";
+}
+
+std::string EnvExports(const std::vector<NodeVar>& node_env) {
+  std::string exports;
   for (const NodeVar& var : node_env) {
-    absl::StrAppend(&script, "export ", var.name, "=",
+    absl::StrAppend(&exports, "export ", var.name, "=",
                     var.expand_on_node ? ShellWordExpandingVars(var.value)
                                        : ShellQuote(var.value),
                     "\n");
   }
-  return script;
+  return exports;
 }
 
-std::string PreflightScript(const NodeSpec& node) {
-  std::string state_dir = UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name));
-  std::string script = "fail() { printf '%s\\n' \"$1\" >&2; exit 1; }\n";
-  absl::StrAppend(
-      &script,
-      CheckLine(absl::StrCat("mkdir -p ", ShellQuote(state_dir)),
-                absl::StrCat("cannot create ", state_dir)),
-      CheckLine(absl::StrCat("test -w ", ShellQuote(node.workdir)),
-                absl::StrCat("workdir not writable: ", node.workdir)),
-      PythonCheck(node.python));
+std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
+                      bool nccl_auto) {
+  std::string script = absl::StrCat(
+      "# Written by fleetplan: the environment shared by this node's ranks.\n",
+      PythonActivation(node.python), EnvExports(node_env));
+  if (nccl_auto) {
+    std::string found = ShellQuote(PreflightEnvPath(node));
+    absl::StrAppend(&script,
+                    "# NCCL_SOCKET_IFNAME = \"auto\": the interface preflight found here.\n",
+                    "if [ -f ", found, " ]; then . ", found, "; fi\n");
+  }
   return script;
 }
 
@@ -107,13 +96,11 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node,
                           int first_rank) {
   std::string command = absl::StrCat(
       "cd ", ShellQuote(node.workdir), " && . ", ShellQuote(EnvScriptPath(node)),
-      " && exec ", ShellQuote(UnderWorkdir(node, ".fleetplan/bin/fleetplan-agent")),
+      " && exec ", ShellQuote(AgentPath(node)),
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,
       " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=",
-                              UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/",
-                                                              node.name, "/logs")))),
+      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))),
       " -- ", ShellQuote(ProgramPath(job, node)));
   for (const std::string& arg : job.args) {
     absl::StrAppend(&command, " ", ShellQuote(arg));

@@ -2,8 +2,8 @@
 #define FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
 
 // The shell text a plan runs or writes on a node: paths under the workdir,
-// the env.sh file, the preflight check, the agent's launch command. Every
-// value from the spec is quoted with shell_quote.h.
+// the env.sh file, the agent's launch command. Every value from the spec is
+// quoted with shell_quote.h. The preflight checks are in preflight_script.h.
 
 #include <string>
 #include <vector>
@@ -20,20 +20,39 @@ std::string LabelTargetName(absl::string_view label);
 // `relative` under the node's workdir.
 std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative);
 
+// <workdir>/.fleetplan/nodes/<name>: what apply keeps on the node about it.
+std::string NodeStateDir(const NodeSpec& node);
+
+// <workdir>/.fleetplan/nodes/<name>/<file>
+std::string NodeStatePath(const NodeSpec& node, absl::string_view file);
+
 // <workdir>/.fleetplan/nodes/<name>/env.sh
 std::string EnvScriptPath(const NodeSpec& node);
+
+// <workdir>/.fleetplan/nodes/<name>/preflight.env: what preflight found out
+// on the node for its ranks (NCCL_SOCKET_IFNAME = "auto"), sourced by env.sh.
+std::string PreflightEnvPath(const NodeSpec& node);
+
+// <workdir>/.fleetplan/bin/fleetplan-agent: the launch agent, synced there.
+std::string AgentPath(const NodeSpec& node);
 
 // The program the agent starts on `node`: <workdir>/.fleetplan/bin/<target>
 // for a label, the path itself when absolute, else <workdir>/<path>.
 std::string ProgramPath(const JobSpec& job, const NodeSpec& node);
 
-// A POSIX sh script, sourced before ranks start, that activates the node's
-// python and exports `node_env` (group values expanded on the node).
-std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env);
+// The sh lines that activate `python` (none for PythonEnv::Kind::kNone).
+std::string PythonActivation(const PythonEnv& python);
 
-// A sh script that fails with a message on stderr when the workdir cannot be
-// created or written, or the python environment's activate file is missing.
-std::string PreflightScript(const NodeSpec& node);
+// The `export NAME=value` lines of `node_env` (group values expanded on the
+// node).
+std::string EnvExports(const std::vector<NodeVar>& node_env);
+
+// A POSIX sh script, sourced before ranks start, that activates the node's
+// python and exports `node_env`; with `nccl_auto` it then sources the
+// node's preflight.env, where preflight wrote the NCCL_SOCKET_IFNAME it
+// found.
+std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
+                      bool nccl_auto);
 
 // The command that starts the node's agent, which starts its ranks.
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node,

@@ -32,11 +32,16 @@ struct Step {
   std::string kind;
   // Everything the step depends on, as shown in the plan and hashed.
   std::vector<std::pair<std::string, std::string>> inputs;
-  // The shell command run on the node (/bin/sh -c), if the step runs one.
+  // The shell command run on the node (/bin/sh -c), after its phase's
+  // preamble, if the step runs one.
   std::string command;
   // The file the step writes on the node (path, content), if it writes one.
   std::string path;
   std::string content;
+  // Runs beside the other steps of its phase, outside the parallelism
+  // bound, with its stdin held open until they have all ended: the chief's
+  // preflight, whose listener the other nodes' checks connect to.
+  bool serves_phase = false;
   // Hex digest of everything above; the node records it once the step is
   // done, and an unchanged step is skipped on the next apply.
   std::string hash;
@@ -45,6 +50,10 @@ struct Step {
 struct Phase {
   PhaseKind kind = PhaseKind::kBuild;
   std::vector<Step> steps;  // at most one per node, in node order
+  // Shell text that every step command of the phase runs first (the
+  // functions all preflight checks share), held once rather than per node.
+  // Part of every step's hash.
+  std::string preamble;
 };
 
 // Everything one rank gets in its environment.

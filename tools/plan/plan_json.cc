@@ -17,10 +17,12 @@ using Json = nlohmann::json;
 Json StepToJson(const Step& step) {
   Json inputs = Json::object();
   for (const auto& [key, value] : step.inputs) inputs[key] = value;
-  return Json{{"node", step.node},       {"kind", step.kind},
-              {"inputs", std::move(inputs)}, {"command", step.command},
-              {"path", step.path},       {"content", step.content},
-              {"hash", step.hash}};
+  Json json{{"node", step.node},       {"kind", step.kind},
+            {"inputs", std::move(inputs)}, {"command", step.command},
+            {"path", step.path},       {"content", step.content},
+            {"hash", step.hash}};
+  if (step.serves_phase) json["serves_phase"] = true;
+  return json;
 }
 
 Json RankToJson(const RankEnv& rank) {
@@ -107,6 +109,10 @@ void WriteStep(const Step& step, JsonWriter& w) {
   w.Member("kind", step.kind);
   w.Member("node", step.node);
   w.Member("path", step.path);
+  if (step.serves_phase) {
+    w.Key("serves_phase");
+    w.Bool(true);
+  }
   w.EndObject();
 }
 
@@ -135,6 +141,7 @@ size_t EstimatedJsonSize(const Plan& plan) {
     return total;
   };
   for (const Phase& phase : plan.phases) {
+    size += phase.preamble.size();
     for (const Step& step : phase.steps) {
       size += step.command.size() + step.content.size() + step.path.size() +
               step.node.size() + step.kind.size() + step.hash.size() +
@@ -156,7 +163,9 @@ Json PlanToJson(const Plan& plan) {
   for (const Phase& phase : plan.phases) {
     Json steps = Json::array();
     for (const Step& step : phase.steps) steps.push_back(StepToJson(step));
-    phases.push_back(Json{{"phase", PhaseName(phase.kind)}, {"steps", std::move(steps)}});
+    Json json{{"phase", PhaseName(phase.kind)}, {"steps", std::move(steps)}};
+    if (!phase.preamble.empty()) json["preamble"] = phase.preamble;
+    phases.push_back(std::move(json));
   }
   Json ranks = Json::array();
   for (const RankEnv& rank : plan.ranks) ranks.push_back(RankToJson(rank));
@@ -186,6 +195,7 @@ std::string RenderPlanJson(const Plan& plan) {
   for (const Phase& phase : plan.phases) {
     w.BeginObject();
     w.Member("phase", PhaseName(phase.kind));
+    if (!phase.preamble.empty()) w.Member("preamble", phase.preamble);
     w.Key("steps");
     w.BeginArray();
     for (const Step& step : phase.steps) WriteStep(step, w);

@@ -4,8 +4,10 @@
 // A plan as JSON, for machines and for `plan -out plan.json`:
 //   {"format": "fleetplan-plan/1", "name", "spec", "spec_hash",
 //    "source_hash", "hash",
-//    "phases": [{"phase", "steps": [{"node", "kind", "inputs": {...},
-//                                    "command", "path", "content", "hash"}]}],
+//    "phases": [{"phase", "preamble" (only when not empty),
+//                "steps": [{"node", "kind", "inputs": {...}, "command",
+//                           "path", "content", "hash",
+//                           "serves_phase" (only when true)}]}],
 //    "ranks": [{"rank", "local_rank", "node" (address), "node_name",
 //               "env": {NAME: value}}]}
 

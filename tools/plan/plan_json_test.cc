@@ -54,6 +54,12 @@ TEST(PlanJsonTest, Layout) {
   EXPECT_EQ(rank["node_name"], "head");
   EXPECT_EQ(rank["env"]["RANK"], "3");
   EXPECT_EQ(rank["env"]["MASTER_ADDR"], "10.0.0.5");
+  // "auto" is known only on the node, once preflight has looked.
+  EXPECT_FALSE(rank["env"].contains("NCCL_SOCKET_IFNAME"));
+  // The chief's preflight serves the others'; the flag appears only there.
+  const nlohmann::json& preflight = json["phases"][4]["steps"];
+  EXPECT_FALSE(preflight[0].contains("serves_phase"));
+  EXPECT_EQ(preflight[1]["serves_phase"], true);
 }
 
 std::string DumpOfPlanToJson(const Plan& plan) {
@@ -81,6 +87,8 @@ TEST(PlanJsonTest, RenderMatchesForHandMadePlans) {
   step.kind = "k";
   step.inputs = {{"b", "1"}, {"a", "2"}, {"b", "3"}};  // unsorted, repeated
   plan.phases.push_back(Phase{PhaseKind::kLaunch, {step, step}});
+  step.serves_phase = true;
+  plan.phases.push_back(Phase{PhaseKind::kPreflight, {step}, "f() { :; }\n\"q\"\n"});
   RankEnv rank;
   rank.env = {{"Z", "z"}, {"A", "a"}};
   plan.ranks = {rank, RankEnv()};

@@ -26,8 +26,11 @@ void SetList(VarMap& vars, const EnvList& env, bool expand_on_node) {
 }
 
 void SetNetwork(VarMap& vars, const NetworkSpec& network) {
-  if (!network.nccl_socket_ifname.empty() &&
-      network.nccl_socket_ifname != "auto") {
+  if (network.nccl_socket_ifname == "auto") {
+    // Known only on the node, once preflight has looked: no value here may
+    // claim otherwise.
+    vars.erase("NCCL_SOCKET_IFNAME");
+  } else if (!network.nccl_socket_ifname.empty()) {
     Set(vars, "NCCL_SOCKET_IFNAME", network.nccl_socket_ifname);
   }
   if (network.ib.has_value() && !*network.ib) Set(vars, "NCCL_IB_DISABLE", "1");
@@ -39,9 +42,7 @@ void SetNetwork(VarMap& vars, const NetworkSpec& network) {
 void SetContract(VarMap& vars, const ClusterSpec& spec, size_t node_index,
                  const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
-  Set(vars, "MASTER_ADDR", chief.private_address.empty()
-                               ? chief.address
-                               : chief.private_address);
+  Set(vars, "MASTER_ADDR", ReachAddress(chief));
   Set(vars, "MASTER_PORT", absl::StrCat(spec.network.master_port));
   Set(vars, "WORLD_SIZE", absl::StrCat(world_size));
   Set(vars, "LOCAL_WORLD_SIZE", absl::StrCat(node.nproc));
@@ -52,6 +53,10 @@ void SetContract(VarMap& vars, const ClusterSpec& spec, size_t node_index,
 }
 
 }  // namespace
+
+const std::string& ReachAddress(const NodeSpec& node) {
+  return node.private_address.empty() ? node.address : node.private_address;
+}
 
 bool IsContractVariable(absl::string_view name) {
   return name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" ||

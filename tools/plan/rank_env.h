@@ -7,8 +7,10 @@
 //      TORCH_NCCL_ASYNC_ERROR_HANDLING=1;
 //   2. [env];
 //   3. the node's ssh group's env (its `$VAR`s are expanded on the node);
-//   4. [network]: NCCL_SOCKET_IFNAME (unless "auto", which preflight
-//      resolves on the node), NCCL_IB_DISABLE=1, NCCL_P2P_DISABLE=1;
+//   4. [network]: NCCL_SOCKET_IFNAME (for "auto" none: preflight finds the
+//      interface on each node and env.sh reads it from there, so a value
+//      from [env] or a group is dropped too), NCCL_IB_DISABLE=1,
+//      NCCL_P2P_DISABLE=1;
 //   5. the torchrun contract: MASTER_ADDR, MASTER_PORT, WORLD_SIZE,
 //      LOCAL_WORLD_SIZE, GROUP_RANK, CUDA_VISIBLE_DEVICES (node lists gpus),
 //      and per rank RANK and LOCAL_RANK. The user cannot override these:
@@ -29,6 +31,10 @@ struct NodeVar {
   // True for ssh group values: `$NAME` in `value` is expanded on the node.
   bool expand_on_node = false;
 };
+
+// The address the other nodes reach `node` by: its private_address, else its
+// address. The chief's is MASTER_ADDR.
+const std::string& ReachAddress(const NodeSpec& node);
 
 // The variables every rank of spec.nodes[node_index] shares (all but RANK
 // and LOCAL_RANK), sorted by name. GROUP_RANK is `node_index`, MASTER_ADDR

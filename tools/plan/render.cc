@@ -109,6 +109,15 @@ void RenderPhase(const Phase& phase, const RanksIndex& ranks,
   }
 }
 
+// True when preflight resolves NCCL_SOCKET_IFNAME on the nodes.
+bool NcclAuto(const Plan& plan) {
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind != PhaseKind::kPreflight || phase.steps.empty()) continue;
+    return Input(phase.steps.front(), "nccl_socket_ifname") == "auto";
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string RenderPlanText(const Plan& plan, bool color) {
@@ -133,6 +142,11 @@ std::string RenderPlanText(const Plan& plan, bool color) {
   for (const NodeRanks& node : ranks) {
     absl::StrAppend(&out, "  node '", node.name, "' (", node.address,
                     "): ", RankRange(node.first, node.last), "\n");
+  }
+  if (NcclAuto(plan)) {
+    absl::StrAppend(&out,
+                    "  NCCL_SOCKET_IFNAME=auto (resolved per node by preflight: the "
+                    "interface that holds the node's private_address, else its address)\n");
   }
   absl::StrAppend(&out, "\n", paint(kBold, "Plan:"), " ", steps,
                   steps == 1 ? " step" : " steps", " on ", ranks.size(),

@@ -31,8 +31,8 @@ environment
   + worker        write-env      write /home/ubuntu/project/.fleetplan/nodes/worker/env.sh
   + head          write-env      write /home/ubuntu/project/.fleetplan/nodes/head/env.sh
 preflight
-  + worker        check          check workdir=/home/ubuntu/project, gpus=0,1, python=venv /home/ubuntu/venvs/train, nccl_socket_ifname=auto
-  + head          check          check workdir=/home/ubuntu/project, master_port=29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, nccl_socket_ifname=auto
+  + worker        check          check workdir=/home/ubuntu/project, connect=10.0.0.5:29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
+  + head          check          check workdir=/home/ubuntu/project, master_port=29500, connect=10.0.0.5:29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
 launch
   + worker        launch-agent   start ranks 0-1
   + head          launch-agent   start ranks 2-3
@@ -40,6 +40,7 @@ launch
 ranks
   node 'worker' (104.171.200.182): ranks 0-1
   node 'head' (104.171.200.62): ranks 2-3
+  NCCL_SOCKET_IFNAME=auto (resolved per node by preflight: the interface that holds the node's private_address, else its address)
 
 Plan: 11 steps on 2 nodes, 4 ranks.
 )");
@@ -53,6 +54,7 @@ TEST(RenderPlanTextTest, EmptyPhasesSayNoChanges) {
   EXPECT_THAT(text, HasSubstr("  node 'n0' (10.1.0.1): rank 0\n"));
   EXPECT_THAT(text, HasSubstr("  node 'n2' (10.1.0.3): ranks 3-5\n"));
   EXPECT_THAT(text, HasSubstr("\nPlan: 9 steps on 3 nodes, 6 ranks.\n"));
+  EXPECT_THAT(text, Not(HasSubstr("NCCL_SOCKET_IFNAME")));
 }
 
 TEST(RenderPlanTextTest, ColourOnlyWhenAsked) {

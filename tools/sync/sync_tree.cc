@@ -54,7 +54,7 @@ bool Contains(const std::string& outer, const std::string& inner) {
 absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
-                                    bool ignore_recorded) {
+                                    bool ignore_recorded, const BeforeSend& before_send) {
   Manifest recorded;
   if (!ignore_recorded) {
     FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
@@ -64,10 +64,15 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
   if (!diff.to_send.empty()) {
     std::vector<FileToSend> files;
     files.reserve(diff.to_send.size());
+    uint64_t bytes = 0;
     for (const ManifestEntry& entry : diff.to_send) {
       files.push_back({entry.local_path, entry.path, entry.mode, entry.size});
-      result.bytes_sent += entry.size;
+      bytes += entry.size;
     }
+    if (before_send) {
+      FP_RETURN_IF_ERROR(before_send(bytes));
+    }
+    result.bytes_sent = bytes;
     absl::Status sent = connection.PutFiles(files, remote_root);
     if (!sent.ok()) {
       return WithContext(sent, absl::StrCat("sending files to ", remote_root));

@@ -7,6 +7,7 @@
 // written last, so an interrupted sync is redone on the next apply.
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -23,14 +24,20 @@ struct SyncResult {
   bool changed() const { return files_sent > 0 || files_removed > 0; }
 };
 
+// Called with the number of bytes a sync is about to send, before it sends
+// anything; an error stops the sync and is returned as it is.
+using BeforeSend = std::function<absl::Status(uint64_t bytes)>;
+
 // Makes `remote_root` on the node hold the files of `local`. The node's
 // previous manifest is read from `manifest_path` (missing or unreadable:
 // everything is sent; `ignore_recorded` does the same on purpose). Errors
 // from the connection are returned with the node's root named.
+// `before_send` (may be empty) runs only when there is something to send.
 absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
-                                    bool ignore_recorded = false);
+                                    bool ignore_recorded = false,
+                                    const BeforeSend& before_send = {});
 
 // InvalidArgument when syncing `source` to `destination` would write into
 // the source itself: the same folder, or one inside the other. Paths are

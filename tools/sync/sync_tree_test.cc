@@ -75,10 +75,12 @@ class SyncTreeTest : public ::testing::Test {
   }
 
   absl::StatusOr<SyncResult> Sync(FilesystemConnection& connection,
-                                  bool ignore_recorded = false) {
+                                  bool ignore_recorded = false,
+                                  const BeforeSend& before_send = {}) {
     absl::StatusOr<Manifest> manifest = BuildManifest(source_, {"*.pt", ".git"});
     if (!manifest.ok()) return manifest.status();
-    return SyncTree(connection, *manifest, dest_, manifest_path_, ignore_recorded);
+    return SyncTree(connection, *manifest, dest_, manifest_path_, ignore_recorded,
+                    before_send);
   }
 
   std::string Dest(const std::string& path) {
@@ -88,6 +90,30 @@ class SyncTreeTest : public ::testing::Test {
 
   std::string source_, dest_, manifest_path_;
 };
+
+TEST_F(SyncTreeTest, BeforeSendSeesTheBytesAndCanStopTheSync) {
+  Write("a.txt", "alpha");
+  Write("b.txt", "bravo!");
+  FilesystemConnection connection;
+  std::vector<uint64_t> asked;
+  auto refuse = [&](uint64_t bytes) {
+    asked.push_back(bytes);
+    return absl::FailedPreconditionError("no room");
+  };
+  EXPECT_THAT(Sync(connection, false, refuse),
+              StatusIs(absl::StatusCode::kFailedPrecondition, "no room"));
+  EXPECT_EQ(Dest("a.txt"), "<missing>") << "nothing is sent";
+  auto allow = [&](uint64_t bytes) {
+    asked.push_back(bytes);
+    return absl::OkStatus();
+  };
+  ASSERT_THAT(Sync(connection, false, allow), IsOk());
+  Write("b.txt", "bravo");
+  ASSERT_THAT(Sync(connection, false, allow), IsOk());
+  ASSERT_THAT(Sync(connection, false, allow), IsOk());
+  // Only what is sent counts, and a sync with nothing to send asks nothing.
+  EXPECT_EQ(asked, (std::vector<uint64_t>{11, 11, 5}));
+}
 
 TEST_F(SyncTreeTest, FirstSendsAllSecondNothing) {
   Write("train.sh", "#!/bin/sh\necho hi\n", 0755);

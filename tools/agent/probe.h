@@ -1,0 +1,48 @@
+#ifndef FLEETPLAN_TOOLS_AGENT_PROBE_H_
+#define FLEETPLAN_TOOLS_AGENT_PROBE_H_
+
+// The network probes of the preflight checks (tools/plan/preflight_script.h),
+// run on the nodes as `fleetplan-agent --probe-listen=PORT`,
+// `--probe-connect=HOST:PORT` and `--probe-ifname=ADDRESS`: the agent is on
+// every node before preflight, and nodes may lack nc, python or bash.
+
+#include <cstdio>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fleetplan {
+
+struct ListenProbeOptions {
+  int port = 0;
+  int expect = 1;                           // connections to wait for
+  absl::Duration timeout = absl::Minutes(10);  // end after this long regardless
+  int stop_fd = -1;  // end when this reaches end-of-file; -1: never
+};
+
+// Binds `port` on every address with SO_REUSEADDR, as the rendezvous store
+// does, and prints the `port` check line (check_line.h) to `out`: ok, or
+// fail naming the error and the fix; when bound, also the fact
+// `listening <port>`. Then accepts connections, closing each once its
+// client has closed it (so that no TIME_WAIT holds the port here), until
+// `expect` have come, `stop_fd` reaches end-of-file, or the timeout.
+// Returns 0 when the port could be bound, else 1.
+int RunListenProbe(const ListenProbeOptions& options, std::FILE* out);
+
+// Connects to `target` ("host:port", "[v6]:port"), retrying refused and
+// timed-out attempts until `timeout` since the listener may not be up yet;
+// closes at once. Returns what happened ("connected to …"); InvalidArgument
+// for a malformed target, Unavailable with the last error otherwise.
+absl::StatusOr<std::string> ConnectProbe(absl::string_view target,
+                                         absl::Duration timeout);
+
+// The name of the network interface that holds `address` (an IPv4 or IPv6
+// address). InvalidArgument when it is not one, NotFound when no interface
+// holds it.
+absl::StatusOr<std::string> InterfaceHolding(absl::string_view address);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_AGENT_PROBE_H_

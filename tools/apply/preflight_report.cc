@@ -1,0 +1,282 @@
+#include "tools/apply/preflight_report.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr absl::string_view kRed = "\033[31m";
+constexpr absl::string_view kGreen = "\033[32m";
+constexpr absl::string_view kYellow = "\033[33m";
+constexpr absl::string_view kReset = "\033[0m";
+
+// The table's columns in this order; checks not listed follow.
+constexpr absl::string_view kColumnOrder[] = {
+    kCheckWorkdir, kCheckPython, kCheckLibraries, kCheckLibtorch,
+    kCheckGpus,    kCheckPort,   kCheckConnect,   kCheckNccl};
+
+template <typename T>
+void Upsert(std::vector<T>& items, T item, absl::string_view key,
+            absl::string_view (*key_of)(const T&)) {
+  for (T& existing : items) {
+    if (key_of(existing) == key) {
+      existing = std::move(item);
+      return;
+    }
+  }
+  items.push_back(std::move(item));
+}
+
+absl::string_view CheckName(const CheckResult& result) { return result.check; }
+absl::string_view FactName(const std::pair<std::string, std::string>& fact) {
+  return fact.first;
+}
+
+// A libtorch fact: "<cksum> <size> <path>".
+struct Libtorch {
+  std::string identity;  // cksum and size: equal means the same library
+  std::string cksum;
+  std::string size;
+  std::string path;
+
+  static Libtorch Parse(absl::string_view fact) {
+    std::vector<std::string> parts = absl::StrSplit(fact, absl::MaxSplits(' ', 2));
+    parts.resize(3);
+    return {absl::StrCat(parts[0], " ", parts[1]), parts[0], parts[1], parts[2]};
+  }
+
+  // "/usr/lib/libtorch_cpu.so.1.13.0 (LibTorch 1.13.0, cksum 1, 2 bytes)"
+  std::string Describe() const {
+    std::string version;
+    absl::string_view name = path;
+    name = name.substr(name.rfind('/') + 1);
+    constexpr absl::string_view kStem = "libtorch_cpu.so.";
+    if (absl::StartsWith(name, kStem) && name.size() > kStem.size()) {
+      version = absl::StrCat("LibTorch ", name.substr(kStem.size()), ", ");
+    }
+    return absl::StrCat(path, " (", version, "cksum ", cksum, ", ", size, " bytes)");
+  }
+};
+
+std::string NodeList(const std::vector<std::string>& nodes) {
+  constexpr size_t kShown = 5;
+  std::vector<std::string> shown(nodes.begin(),
+                                 nodes.begin() + std::min(nodes.size(), kShown));
+  std::string list = absl::StrJoin(shown, ", ");
+  if (nodes.size() > kShown) absl::StrAppend(&list, " and ", nodes.size() - kShown, " more");
+  return list;
+}
+
+std::string Pad(absl::string_view text, size_t width) {
+  std::string padded(text);
+  padded.resize(std::max(width, text.size()), ' ');
+  return padded;
+}
+
+}  // namespace
+
+const CheckResult* NodeChecks::Find(absl::string_view check) const {
+  for (const CheckResult& result : checks) {
+    if (result.check == check) return &result;
+  }
+  return nullptr;
+}
+
+std::string NodeChecks::Fact(absl::string_view name) const {
+  for (const auto& [fact, value] : facts) {
+    if (fact == name) return value;
+  }
+  return "";
+}
+
+PreflightReport::PreflightReport(std::vector<std::string> nodes) {
+  for (std::string& node : nodes) nodes_.push_back({std::move(node), {}, {}});
+}
+
+NodeChecks* PreflightReport::Node(const std::string& name) {
+  for (NodeChecks& node : nodes_) {
+    if (node.node == name) return &node;
+  }
+  nodes_.push_back({name, {}, {}});
+  return &nodes_.back();
+}
+
+void PreflightReport::Add(const std::string& node, const CheckOutput& output) {
+  NodeChecks* checks = Node(node);
+  for (const CheckResult& result : output.checks) {
+    Upsert(checks->checks, result, result.check, &CheckName);
+  }
+  for (const auto& fact : output.facts) Upsert(checks->facts, fact, fact.first, &FactName);
+}
+
+void PreflightReport::Conclude() {
+  ConcludeLibtorch();
+  ConcludeConnect();
+}
+
+void PreflightReport::ConcludeLibtorch() {
+  // Which library each node loads, and which most nodes load (on a tie,
+  // the one of the node listed first).
+  std::vector<std::pair<NodeChecks*, Libtorch>> loaded;
+  std::map<std::string, std::vector<std::string>> nodes_by_identity;
+  for (NodeChecks& node : nodes_) {
+    std::string fact = node.Fact(kFactLibtorch);
+    if (fact.empty()) continue;
+    loaded.emplace_back(&node, Libtorch::Parse(fact));
+    nodes_by_identity[loaded.back().second.identity].push_back(node.node);
+  }
+  if (loaded.empty()) return;
+  const Libtorch* common = &loaded.front().second;
+  for (const auto& [node, libtorch] : loaded) {
+    if (nodes_by_identity[libtorch.identity].size() >
+        nodes_by_identity[common->identity].size()) {
+      common = &libtorch;
+    }
+  }
+  const std::vector<std::string>& with_common = nodes_by_identity[common->identity];
+  for (const auto& [node, libtorch] : loaded) {
+    CheckResult result{std::string(kCheckLibtorch), CheckStatus::kOk, libtorch.Describe()};
+    if (libtorch.identity != common->identity) {
+      result.status = CheckStatus::kFail;
+      result.message = absl::StrCat(
+          libtorch.Describe(), "; the other nodes (", NodeList(with_common), ") load ",
+          common->Describe(), "; expected the same LibTorch on every node; fix: install "
+          "that LibTorch on ", node->node, " too, or point its LD_LIBRARY_PATH at it");
+    } else if (loaded.size() > 1) {
+      absl::StrAppend(&result.message, ", the same on ", with_common.size(), " of ",
+                      loaded.size(), " nodes");
+    }
+    Upsert(node->checks, result, kCheckLibtorch, &CheckName);
+  }
+}
+
+void PreflightReport::ConcludeConnect() {
+  bool listened = std::any_of(nodes_.begin(), nodes_.end(), [](const NodeChecks& node) {
+    return !node.Fact(kFactListening).empty();
+  });
+  if (listened) return;
+  // A connection to whatever held the chief's port proves nothing, and one
+  // that found nothing listening only repeats the chief's port check.
+  for (NodeChecks& node : nodes_) {
+    for (CheckResult& result : node.checks) {
+      if (result.check != kCheckConnect || result.status == CheckStatus::kSkip) continue;
+      result.status = CheckStatus::kSkip;
+      result.message = "not tested: no preflight listener ran on the chief (see its port check)";
+    }
+  }
+}
+
+bool PreflightReport::empty() const {
+  return std::all_of(nodes_.begin(), nodes_.end(),
+                     [](const NodeChecks& node) { return node.checks.empty(); });
+}
+
+bool PreflightReport::failed() const {
+  for (const NodeChecks& node : nodes_) {
+    for (const CheckResult& result : node.checks) {
+      if (result.status == CheckStatus::kFail) return true;
+    }
+  }
+  return false;
+}
+
+std::string PreflightReport::FailureMessage() const {
+  std::vector<std::string> lines;
+  for (const NodeChecks& node : nodes_) {
+    for (const CheckResult& result : node.checks) {
+      if (result.status != CheckStatus::kFail) continue;
+      lines.push_back(absl::StrCat("  node '", node.node, "', check ", result.check, ": ",
+                                   result.message));
+    }
+  }
+  return absl::StrCat("preflight found ", lines.size(),
+                      lines.size() == 1 ? " problem:\n" : " problems:\n",
+                      absl::StrJoin(lines, "\n"));
+}
+
+std::vector<const NodeChecks*> PreflightReport::Reported() const {
+  std::vector<const NodeChecks*> reported;
+  for (const NodeChecks& node : nodes_) {
+    if (!node.checks.empty()) reported.push_back(&node);
+  }
+  return reported;
+}
+
+std::string RenderPreflightTable(const PreflightReport& report, bool color) {
+  std::vector<const NodeChecks*> nodes = report.Reported();
+  std::vector<std::string> columns;
+  auto add_column = [&](absl::string_view check) {
+    if (std::find(columns.begin(), columns.end(), check) != columns.end()) return;
+    for (const NodeChecks* node : nodes) {
+      if (node->Find(check) != nullptr) {
+        columns.emplace_back(check);
+        return;
+      }
+    }
+  };
+  for (absl::string_view check : kColumnOrder) add_column(check);
+  for (const NodeChecks* node : nodes) {
+    for (const CheckResult& result : node->checks) add_column(result.check);
+  }
+
+  auto cell = [](const NodeChecks& node, const std::string& check) -> std::string {
+    const CheckResult* result = node.Find(check);
+    if (result == nullptr) return "-";
+    switch (result->status) {
+      case CheckStatus::kFail:
+        return "FAIL";
+      case CheckStatus::kSkip:
+        return "skip";
+      case CheckStatus::kOk:
+        break;
+    }
+    std::string ifname = check == kCheckNccl ? node.Fact(kFactNcclIfname) : "";
+    return ifname.empty() ? "ok" : ifname;
+  };
+  auto paint = [color](const std::string& text, size_t width) {
+    std::string padded = Pad(text, width);
+    if (!color || text == "-") return padded;
+    absl::string_view style = text == "FAIL" ? kRed : text == "skip" ? kYellow : kGreen;
+    return absl::StrCat(style, padded, kReset);
+  };
+
+  size_t node_width = 4;
+  for (const NodeChecks* node : nodes) node_width = std::max(node_width, node->node.size());
+  std::vector<size_t> widths;
+  std::string out = absl::StrCat("preflight checks\n  ", Pad("node", node_width));
+  for (const std::string& column : columns) {
+    size_t width = column.size();
+    for (const NodeChecks* node : nodes) width = std::max(width, cell(*node, column).size());
+    widths.push_back(width);
+    absl::StrAppend(&out, "  ", Pad(column, column == columns.back() ? 0 : width));
+  }
+  absl::StrAppend(&out, "\n");
+  for (const NodeChecks* node : nodes) {
+    std::string row = absl::StrCat("  ", Pad(node->node, node_width));
+    for (size_t i = 0; i < columns.size(); ++i) {
+      // The last cell unpadded: no trailing blanks.
+      absl::StrAppend(&row, "  ",
+                      paint(cell(*node, columns[i]), i + 1 < columns.size() ? widths[i] : 0));
+    }
+    absl::StrAppend(&out, row, "\n");
+  }
+  // Failures first, then the notes of skipped checks.
+  for (CheckStatus status : {CheckStatus::kFail, CheckStatus::kSkip}) {
+    for (const NodeChecks* node : nodes) {
+      for (const CheckResult& result : node->checks) {
+        if (result.status != status) continue;
+        absl::StrAppend(&out, "  ", paint(status == CheckStatus::kFail ? "FAIL" : "skip", 4),
+                        " ", node->node, " ", result.check, ": ", result.message, "\n");
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace fleetplan

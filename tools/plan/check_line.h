@@ -1,0 +1,66 @@
+#ifndef FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
+#define FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
+
+// The lines a preflight check prints on a node, one per check or fact, in a
+// fixed form that apply reads back:
+//
+//   fleetplan-check <check> ok|fail|skip <message>
+//   fleetplan-fact <name> <value>
+//
+// The preflight script (preflight_script.h) and the launch agent's probes
+// print them; the executor parses them. Any other output line is ignored.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+inline constexpr absl::string_view kCheckLinePrefix = "fleetplan-check";
+inline constexpr absl::string_view kFactLinePrefix = "fleetplan-fact";
+
+// The checks preflight runs (see preflight_script.h), in the order apply's
+// summary shows them, and the facts they report.
+inline constexpr absl::string_view kCheckWorkdir = "workdir";
+inline constexpr absl::string_view kCheckPython = "python";
+inline constexpr absl::string_view kCheckLibraries = "libraries";
+inline constexpr absl::string_view kCheckLibtorch = "libtorch";
+inline constexpr absl::string_view kCheckGpus = "gpus";
+inline constexpr absl::string_view kCheckPort = "port";
+inline constexpr absl::string_view kCheckConnect = "connect";
+inline constexpr absl::string_view kCheckNccl = "nccl";
+inline constexpr absl::string_view kFactLibtorch = "libtorch";  // <cksum> <size> <path>
+inline constexpr absl::string_view kFactNcclIfname = "nccl_socket_ifname";
+inline constexpr absl::string_view kFactListening = "listening";  // <port>
+
+enum class CheckStatus { kOk, kFail, kSkip };
+
+// "ok", "fail", "skip".
+absl::string_view CheckStatusName(CheckStatus status);
+
+// One check's result on one node.
+struct CheckResult {
+  std::string check;  // "workdir", "port", ...: one word
+  CheckStatus status = CheckStatus::kOk;
+  std::string message;  // one line
+};
+
+// `fleetplan-check <check> <status> <message>` (newlines in the message
+// become spaces), without a trailing newline.
+std::string FormatCheckLine(const CheckResult& result);
+
+// What one node's check output said, in output order.
+struct CheckOutput {
+  std::vector<CheckResult> checks;
+  std::vector<std::pair<std::string, std::string>> facts;  // name, value
+};
+
+// Reads the check and fact lines out of `output`; other lines, and lines
+// of this form with an unknown status, are skipped.
+CheckOutput ParseCheckOutput(absl::string_view output);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
