@@ -12,6 +12,8 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tools/plan/shell_quote.h"
 #include "tools/process/files.h"
@@ -96,6 +98,26 @@ std::vector<nlohmann::json> TrainerEvents(absl::string_view output, absl::string
     if (event.is_object() && event.value("event", "") == kind) events.push_back(event);
   }
   return events;
+}
+
+ToolResult PlanApplyAndExpectTrained(const std::string& spec, int world_size,
+                                     const std::string& chief, double min_accuracy) {
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  nlohmann::json json = nlohmann::json::parse(plan.output, nullptr, false);
+  EXPECT_EQ(json.is_object() ? json["ranks"].size() : 0u, static_cast<size_t>(world_size))
+      << plan.output;
+
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(10));
+  EXPECT_EQ(apply.status, 0) << apply.output;
+  std::vector<nlohmann::json> epochs = TrainerEvents(apply.output, "epoch");
+  EXPECT_EQ(epochs.size(), 1u) << apply.output;
+  if (!epochs.empty()) {
+    EXPECT_EQ(epochs[0]["world_size"], world_size);
+    EXPECT_GE(epochs[0].value("test_accuracy", 0.0), min_accuracy) << apply.output;
+  }
+  EXPECT_THAT(apply.output, ::testing::HasSubstr(absl::StrCat("[", chief, "/0] {")));
+  return apply;
 }
 
 namespace {

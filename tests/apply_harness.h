@@ -49,6 +49,14 @@ StepEvents FinishedSteps(absl::string_view apply_json_output);
 // "step"), found after any prefix on their line (`[node/rank] {...}`).
 std::vector<nlohmann::json> TrainerEvents(absl::string_view output, absl::string_view kind);
 
+// Plans `spec` (expecting `world_size` ranks) and applies it with the
+// trainer as its job (one epoch); checks, as gtest expectations, that the
+// ranks trained together: rank 0 on `chief` printed one epoch line with that
+// world size and a test accuracy of at least `min_accuracy`. Returns apply's
+// result for further checks.
+ToolResult PlanApplyAndExpectTrained(const std::string& spec, int world_size,
+                                     const std::string& chief, double min_accuracy);
+
 // Processes on this machine whose command line contains `text`, as
 // "pid: command line"; waits up to `settle` for them to go first.
 std::vector<std::string> ProcessesMentioning(absl::string_view text,

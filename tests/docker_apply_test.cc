@@ -118,18 +118,9 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   std::string spec = WriteSpec(
       "train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
       *image_);
-  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
-  ASSERT_EQ(plan.status, 0) << plan.output;
-  EXPECT_EQ(nlohmann::json::parse(plan.output)["ranks"].size(), 3u);
-
-  ToolResult apply = Apply({spec}, absl::Minutes(10));
-  ASSERT_EQ(apply.status, 0) << apply.output;
-  std::vector<nlohmann::json> epochs = TrainerEvents(apply.output, "epoch");
-  ASSERT_EQ(epochs.size(), 1u) << apply.output;
-  EXPECT_EQ(epochs[0]["world_size"], 3);
-  EXPECT_GE(epochs[0]["test_accuracy"].get<double>(), 0.86) << apply.output;
-  // Rank 0 spoke through its node's agent; every rank has its log there.
-  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("[", Node(0), "/0] {")));
+  ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0), 0.86);
+  ASSERT_EQ(apply.status, 0);
+  // Every rank has its log with its node's agent.
   for (int i = 0; i < kNodes; ++i) {
     EXPECT_THAT(Exec(i, absl::StrCat("test -f ", kWorkdir, "/.fleetplan/nodes/", Node(i),
                                      "/logs/latest/rank-", i, ".log")),

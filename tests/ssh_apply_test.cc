@@ -173,17 +173,8 @@ TEST_F(SshApplyTest, TrainsTheTrainerAcrossThreeNodes) {
   options.program = "train";
   options.args = "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"";
   std::string spec = WriteSpec(options);
-  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
-  ASSERT_EQ(plan.status, 0) << plan.output;
-  EXPECT_EQ(nlohmann::json::parse(plan.output)["ranks"].size(), 3u);
-
-  ToolResult apply = Apply({spec}, absl::Minutes(10));
-  ASSERT_EQ(apply.status, 0) << apply.output;
-  std::vector<nlohmann::json> epochs = TrainerEvents(apply.output, "epoch");
-  ASSERT_EQ(epochs.size(), 1u) << apply.output;
-  EXPECT_EQ(epochs[0]["world_size"], 3);
-  EXPECT_GE(epochs[0]["test_accuracy"].get<double>(), 0.86) << apply.output;
-  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("[", Node(0).name, "/0] {")));
+  ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0).name, 0.86);
+  ASSERT_EQ(apply.status, 0);
   // Only rank 0 prints; each node's agent recorded that its rank ran there
   // and succeeded.
   for (int i = 0; i < kNodes; ++i) {
