@@ -133,7 +133,10 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
       eof_sent = true;
       term_at = absl::Now() + options_.stdin_grace;
     }
-    if (term_at.has_value() && !kill_at.has_value() && absl::Now() >= *term_at) {
+    // Signals go to the command's process group, known once its pid line
+    // arrives; on a loaded node that can be after the stdin grace.
+    if (term_at.has_value() && !kill_at.has_value() && absl::Now() >= *term_at &&
+        !remote_pid.pending) {
       FP_RETURN_IF_ERROR(SignalGroup(remote_pid.pid, "TERM"));
       kill_at = absl::Now() + options_.term_grace;
     }
