@@ -3,8 +3,10 @@
 
 // A pipelined SFTP v3 client on one channel of a libssh session: many
 // requests go out before their replies are read, so uploading a tree costs
-// a few round trips per batch of files rather than several per file.
-// Used by one thread at a time, like the session it runs on.
+// about one round trip in all rather than several per file, and reading a
+// small file two. What is in flight is bounded, so a tree of any size
+// streams through in constant memory. Used by one thread at a time, like
+// the session it runs on.
 
 #include <cstdint>
 #include <map>
@@ -20,11 +22,13 @@
 
 namespace fleetplan {
 
-// A file to create or replace on the node.
+// A file to create or replace on the node: `content`, or when `local_path`
+// is set, that file of this machine, read as it is sent.
 struct SftpUpload {
   std::string remote_path;
   std::string content;
   uint32_t mode = 0644;
+  std::string local_path;
 };
 
 class SftpClient {
@@ -46,8 +50,12 @@ class SftpClient {
   void QueueMakeDirs(const std::vector<std::string>& dirs);
 
   // Writes each upload to a temporary file beside it with its exact mode,
-  // then renames it into place (POSIX rename when the server offers it),
-  // in one pipelined batch; awaits everything queued before it too.
+  // then renames it into place (POSIX rename when the server offers it).
+  // One pipelined stream: opens run ahead of the data and a bounded amount
+  // of data awaits acknowledgement, so the server never waits for the next
+  // request and nothing piles up between. Awaits everything queued before
+  // it too. A file that fails (NotFound for a local file that cannot be
+  // read) is skipped and the first such error returned after the rest.
   absl::Status Upload(const std::vector<SftpUpload>& uploads);
 
   // Removes files; missing ones are fine.
@@ -70,6 +78,9 @@ class SftpClient {
   absl::Status CheckStatus(const Reply& reply, absl::string_view what) const;
   absl::Status ConnectionLost(absl::string_view doing) const;
   absl::StatusOr<std::string> AwaitHandle(uint32_t id, absl::string_view what);
+  // Reads the replies to the requests in ignored_. Callers send a request
+  // of their own first: its reply comes after those, so this adds no wait.
+  absl::Status AwaitIgnored();
 
   ssh_channel channel_;
   std::string node_;

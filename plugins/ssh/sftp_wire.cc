@@ -32,6 +32,12 @@ PacketWriter& PacketWriter::String(absl::string_view value) {
   return *this;
 }
 
+char* PacketWriter::StringSpace(uint32_t size) {
+  AppendU32(&bytes_, size);
+  bytes_.resize(bytes_.size() + size);
+  return bytes_.data() + bytes_.size() - size;
+}
+
 PacketWriter& PacketWriter::Attrs(std::optional<uint32_t> permissions) {
   if (!permissions.has_value()) return U32(0);
   return U32(kAttrPermissions).U32(*permissions);

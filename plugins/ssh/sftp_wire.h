@@ -57,6 +57,10 @@ class PacketWriter {
   PacketWriter& U32(uint32_t value);
   PacketWriter& U64(uint64_t value);
   PacketWriter& String(absl::string_view value);
+  // Appends a string field of `size` bytes and returns where they go, for
+  // the caller to fill in place (a file read straight into the packet).
+  // Valid until the next call on this writer.
+  char* StringSpace(uint32_t size);
   // ATTRS with only the permission bits, or with nothing when nullopt.
   PacketWriter& Attrs(std::optional<uint32_t> permissions);
   // The packet with its length prefix.

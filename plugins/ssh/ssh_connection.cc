@@ -1,8 +1,6 @@
 #include "plugins/ssh/ssh_connection.h"
 
 #include <csignal>
-#include <fstream>
-#include <sstream>
 
 #include <libssh/callbacks.h>
 
@@ -20,9 +18,6 @@ namespace {
 
 // How long one read waits before cancellation is looked at again.
 constexpr int kPollMs = 20;
-// Uploads go out in batches of this many files or bytes, whichever first.
-constexpr size_t kBatchFiles = 256;
-constexpr size_t kBatchBytes = 32 << 20;
 
 // The signal number for an SSH exit-signal name ("TERM"), or 0.
 int SignalNumber(const char* name) {
@@ -78,14 +73,6 @@ struct RemotePid {
     return chunk.substr(newline + 1);
   }
 };
-
-absl::StatusOr<std::string> ReadLocalFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  std::ostringstream content;
-  content << in.rdbuf();
-  return content.str();
-}
 
 }  // namespace
 
@@ -204,19 +191,14 @@ absl::Status SshConnection::PutFiles(const std::vector<FileToSend>& files,
   }
   FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());
   sftp->QueueMakeDirs(ParentDirs(targets));
-  std::vector<SftpUpload> batch;
-  size_t batch_bytes = 0;
+  // One stream, each file read as it is sent: memory and the pipeline do
+  // not depend on the size of the tree.
+  std::vector<SftpUpload> uploads;
+  uploads.reserve(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
-    FP_ASSIGN_OR_RETURN(std::string content, ReadLocalFile(files[i].local_path));
-    batch_bytes += content.size();
-    batch.push_back(SftpUpload{targets[i], std::move(content), files[i].mode});
-    if (batch.size() >= kBatchFiles || batch_bytes >= kBatchBytes || i + 1 == files.size()) {
-      FP_RETURN_IF_ERROR(sftp->Upload(batch));
-      batch.clear();
-      batch_bytes = 0;
-    }
+    uploads.push_back(SftpUpload{std::move(targets[i]), "", files[i].mode, files[i].local_path});
   }
-  return absl::OkStatus();
+  return sftp->Upload(uploads);
 }
 
 absl::Status SshConnection::RemoveFiles(const std::string& remote_root,

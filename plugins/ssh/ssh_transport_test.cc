@@ -176,6 +176,59 @@ TEST_F(SshTransportTest, FilesRoundTripWithModes) {
   EXPECT_EQ(Run(*connection, {"test -e data/a/b/big", {}, remote}).exit, 0);
 }
 
+TEST_F(SshTransportTest, ManyFilesOfMixedSizesArriveWhole) {
+  // More files than are opened ahead and more data than is let in flight,
+  // so the upload and read pipelines both wait for replies on the way.
+  TrustServer();
+  FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
+  std::string local = MakeTempDir();
+  std::string remote = MakeTempDir() + "/tree";
+  std::vector<FileToSend> files;
+  std::vector<std::string> contents;
+  for (int i = 0; i < 300; ++i) {
+    size_t size = i % 100 == 7 ? (1 << 20) + 3 * 128 * 1024 + i  // past the read-ahead
+                  : i % 50 == 3 ? 2 * 128 * 1024                   // whole chunks
+                  : i % 10 == 0 ? 0
+                                : static_cast<size_t>(i) * 37;
+    std::string content(size, '\0');
+    for (size_t j = 0; j < size; ++j) content[j] = static_cast<char>((i * 131 + j * 7) % 251);
+    std::string name = absl::StrCat("d", i % 7, "/f", i);
+    ASSERT_THAT(WriteFileAtomic(absl::StrCat(local, "/f", i), content, 0644), IsOk());
+    files.push_back({absl::StrCat(local, "/f", i), name, i % 3 == 0 ? 0755u : 0640u, size});
+    contents.push_back(std::move(content));
+  }
+  ASSERT_THAT(connection->PutFiles(files, remote), IsOk());
+  for (size_t i = 0; i < files.size(); ++i) {
+    absl::StatusOr<std::string> got = connection->ReadFile(remote + "/" + files[i].path);
+    ASSERT_TRUE(got.ok() && *got == contents[i]) << files[i].path << ": " << got.status();
+  }
+  Result listing = Run(*connection, {"find . -type f | wc -l; stat -c %a d0/f0 d1/f1", {}, remote});
+  EXPECT_EQ(listing.output, "300\n755\n640\n") << "no temporaries left, modes kept";
+
+  // More removals than may await replies at once, most of them missing.
+  std::vector<std::string> doomed;
+  for (const FileToSend& file : files) doomed.push_back(file.path);
+  for (int i = 0; i < 1300; ++i) doomed.push_back(absl::StrCat("never/", i));
+  ASSERT_THAT(connection->RemoveFiles(remote, doomed), IsOk());
+  EXPECT_EQ(Run(*connection, {"find . -type f | wc -l", {}, remote}).output, "0\n");
+}
+
+TEST_F(SshTransportTest, UnreadableLocalFileIsNamedAndTheOthersArrive) {
+  TrustServer();
+  FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
+  std::string local = MakeTempDir();
+  std::string remote = MakeTempDir() + "/root";
+  ASSERT_THAT(WriteFileAtomic(local + "/a", "alpha", 0644), IsOk());
+  ASSERT_THAT(WriteFileAtomic(local + "/b", "bravo", 0644), IsOk());
+  EXPECT_THAT(connection->PutFiles({{local + "/a", "a", 0644, 5},
+                                    {local + "/gone", "gone", 0644, 5},
+                                    {local + "/b", "b", 0644, 5}},
+                                   remote),
+              StatusIs(absl::StatusCode::kNotFound, local + "/gone"));
+  EXPECT_EQ(Run(*connection, {"ls -A", {}, remote}).output, "a\nb\n");
+  EXPECT_EQ(ValueOr(connection->ReadFile(remote + "/b")), std::string("bravo"));
+}
+
 TEST_F(SshTransportTest, UnknownHostKeyIsRefusedWithFingerprint) {
   const std::string& fingerprint = sshd_->host_fingerprint();
   ASSERT_THAT(fingerprint, HasSubstr("SHA256:"));

@@ -1,0 +1,132 @@
+#!/bin/sh
+# Syncing a 2,000-file, 40 MB tree to N ssh nodes: fleetplan's SyncTree over
+# the ssh transport (//bench:sync_fanout, one process, a thread per node)
+# against `rsync -a` over ssh to every node in parallel, side by side under
+# hyperfine. Targets: first sync at most 1.0x rsync, unchanged re-sync at
+# most 0.7x rsync (whole processes), and within one process whose
+# connections are open, an unchanged re-sync of 8 nodes under 100 ms.
+#
+#   bench/sync_bench.sh [N...]      (default: 8; e.g. `8 16`; run as root)
+#
+# Starts a daemon if needed (tests/testbed/dockerd.sh), runs the largest N
+# node containers (tests/testbed/cluster.sh) and removes them at the end.
+# Both tools use the test bed's key and one known_hosts made here with
+# ssh-keyscan, host keys checked strictly. Needs hyperfine, rsync, python3.
+set -eu
+cd "$(dirname "$0")/.."
+[ $# -gt 0 ] || set -- 8
+runs="${RUNS:-10}"
+rounds="${ROUNDS:-21}"
+prefix=fpsync
+ob="${FLEETPLAN_BAZEL_OUTPUT_BASE:-/root/.cache/bazel-ob/sync}"
+
+max=0
+for n in "$@"; do [ "$n" -gt "$max" ] && max=$n; done
+
+work="$(mktemp -d /tmp/sync_bench.XXXXXX)"
+DOCKER_HOST="$(tests/testbed/dockerd.sh ensure)"
+export DOCKER_HOST
+trap 'tests/testbed/cluster.sh down "$prefix"; rm -rf "$work"' EXIT
+tests/testbed/cluster.sh up "$max" "$prefix" >"$work/nodes"
+
+bazel --output_base="$ob" build -c opt --symlink_prefix=/ //bench:sync_fanout
+bin="$(bazel --output_base="$ob" info -c opt --symlink_prefix=/ bazel-bin)/bench/sync_fanout"
+
+# The tree: 2,000 files, exactly 40 MiB of incompressible bytes, sizes
+# log-normal (most a few KiB, a few over 1 MiB), in 41 folders two deep,
+# every 50th file executable. Seeded, so every run syncs the same tree.
+python3 - "$work/tree" <<'PY'
+import os, random, sys
+root = sys.argv[1]
+rng = random.Random(20240601)
+count, total = 2000, 40 << 20
+weights = [rng.lognormvariate(0, 1.6) for _ in range(count)]
+sizes = [max(1, int(w * total / sum(weights))) for w in weights]
+sizes[0] += total - sum(sizes)
+dirs = [""] + [f"pkg{a}" for a in range(8)] + [f"pkg{a}/sub{b}" for a in range(8) for b in range(4)]
+for i, size in enumerate(sizes):
+    d = os.path.join(root, dirs[i % len(dirs)])
+    os.makedirs(d, exist_ok=True)
+    path = os.path.join(d, f"f{i:04d}.dat")
+    with open(path, "wb") as f:
+        f.write(rng.randbytes(size))
+    os.chmod(path, 0o755 if i % 50 == 0 else 0o644)
+PY
+echo "tree: $(find "$work/tree" -type f | wc -l) files, $(find "$work/tree" -type f -printf '%s\n' | awk '{s += $1} END {print s}') bytes"
+
+key="$(awk 'NR == 1 { print $3 }' "$work/nodes")"
+awk '{ print $2 }' "$work/nodes" | xargs ssh-keyscan >"$work/known_hosts" 2>/dev/null
+cat >"$work/ssh_config" <<CONF
+Host *
+  User root
+  IdentityFile $key
+  UserKnownHostsFile $work/known_hosts
+  StrictHostKeyChecking yes
+  BatchMode yes
+CONF
+
+for n in "$@"; do
+  hosts="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes")"
+  node_list="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes" | paste -sd, -)"
+  fleetplan="$bin --nodes=$node_list --user=root --key=$key --known_hosts=$work/known_hosts --source=$work/tree --dest=/srv/bench/fp"
+  # rsync to every node at once; fails when any of them fails.
+  {
+    echo 'pids=""'
+    for h in $hosts; do
+      echo "rsync -a -e 'ssh -F $work/ssh_config' $work/tree/ $h:/srv/bench/rs/ & pids=\"\$pids \$!\""
+    done
+    # shellcheck disable=SC2016 # for the generated script to expand
+    echo 'status=0; for p in $pids; do wait $p || status=1; done; exit $status'
+  } >"$work/rsync_$n.sh"
+  rsync="sh $work/rsync_$n.sh"
+  # Empties both destinations on every node. Moved aside, not deleted: on
+  # this host's filesystem, creating files is slow for a while after many
+  # were deleted (the kernel steps over recently freed inodes one by one),
+  # which would charge the deletion to whichever tool runs next. `down`
+  # removes it all.
+  {
+    for h in $hosts; do
+      echo "ssh -F $work/ssh_config $h 'mkdir -p /srv/bench/old && for d in /srv/bench/fp /srv/bench/rs; do [ ! -e \$d ] || mv \$d \$(mktemp -d /srv/bench/old/XXXXXX)/; done' &"
+    done
+    echo wait
+  } >"$work/wipe_$n.sh"
+  wipe="sh $work/wipe_$n.sh"
+
+  echo "== $n nodes: first sync (destinations emptied before each run) =="
+  hyperfine --warmup 1 --runs "$runs" --prepare "$wipe" --export-json "$work/first_$n.json" \
+    -n "fleetplan sync_fanout ($n nodes)" "$fleetplan" \
+    -n "rsync -a x$n in parallel" "$rsync"
+
+  echo "== $n nodes: unchanged re-sync =="
+  hyperfine --warmup 1 --runs "$runs" --export-json "$work/resync_$n.json" \
+    -n "fleetplan sync_fanout ($n nodes)" "$fleetplan" \
+    -n "rsync -a x$n in parallel" "$rsync"
+
+  # Within one process, connections open (what apply's sync phase does):
+  # round 1 sends the tree, rounds 2.. find it unchanged.
+  echo "== $n nodes: rounds in one process =="
+  for _ in 1 2 3; do
+    sh -c "$wipe"
+    $fleetplan --rounds="$rounds"
+  done >"$work/rounds_$n.txt"
+
+  python3 - "$work" "$n" <<'PY'
+import json, sys
+work, n = sys.argv[1], sys.argv[2]
+def means(name):
+    with open(f"{work}/{name}_{n}.json") as f:
+        return [r["mean"] for r in json.load(f)["results"]]
+for name, label, target in (("first", "first sync", 1.0), ("resync", "unchanged re-sync", 0.7)):
+    fp, rs = means(name)
+    print(f"{label:18} fleetplan {fp * 1000:8.1f} ms   rsync {rs * 1000:8.1f} ms   "
+          f"ratio {fp / rs:.2f} (target <= {target})")
+first, later = [], []
+with open(f"{work}/rounds_{n}.txt") as f:
+    for line in f:
+        _, k, ms = line.split()
+        (first if k == "1" else later).append(float(ms))
+print(f"in one process     first sync {sum(first) / len(first):8.1f} ms mean; "
+      f"unchanged re-sync {sum(later) / len(later):.1f} ms mean, {max(later):.1f} ms max "
+      f"over {len(later)} rounds (target < 100 ms for 8 nodes)")
+PY
+done
