@@ -29,8 +29,10 @@ export DOCKER_HOST
 trap 'tests/testbed/cluster.sh down "$prefix"; rm -rf "$work"' EXIT
 tests/testbed/cluster.sh up "$max" "$prefix" >"$work/nodes"
 
-bazel --output_base="$ob" build -c opt --symlink_prefix=/ //bench:sync_fanout
-bin="$(bazel --output_base="$ob" info -c opt --symlink_prefix=/ bazel-bin)/bench/sync_fanout"
+bazel --output_base="$ob" build -c opt --symlink_prefix=/ //bench:sync_fanout //tools/agent:fleetplan-agent
+bazel_bin="$(bazel --output_base="$ob" info -c opt --symlink_prefix=/ bazel-bin)"
+bin="$bazel_bin/bench/sync_fanout"
+agent="$bazel_bin/tools/agent/fleetplan-agent"
 
 # The tree: 2,000 files, exactly 40 MiB of incompressible bytes, sizes
 # log-normal (most a few KiB, a few over 1 MiB), in 41 folders two deep,
@@ -68,7 +70,7 @@ CONF
 for n in "$@"; do
   hosts="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes")"
   node_list="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes" | paste -sd, -)"
-  fleetplan="$bin --nodes=$node_list --user=root --key=$key --known_hosts=$work/known_hosts --source=$work/tree --dest=/srv/bench/fp"
+  fleetplan="$bin --nodes=$node_list --user=root --key=$key --known_hosts=$work/known_hosts --source=$work/tree --dest=/srv/bench/fp --agent=$agent"
   # rsync to every node at once; fails when any of them fails.
   {
     echo 'pids=""'

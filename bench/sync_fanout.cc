@@ -1,10 +1,13 @@
 // Syncs a source tree to N nodes in parallel through the `ssh` transport,
-// as apply's sync phase does: manifest of the source, a connection per
-// node, then on every node at once what a sync step does (SyncTree, then
-// the step record). For bench/sync_bench.sh.
+// as apply's sync phase does: manifest of the source (with the launch agent
+// added, as apply ships it), a connection per node, then on every node at
+// once what a sync step does (the workdir check before anything is sent,
+// SyncTree with the agent checking what arrived, then the step record).
+// For bench/sync_bench.sh.
 //
 //   sync_fanout --nodes=10.0.0.2,10.0.0.3 --user=root --key=/path/key
 //       --known_hosts=/path/known_hosts --source=/path/tree --dest=/srv/tree
+//       --agent=/path/fleetplan-agent
 //
 // With --rounds=K the sync is repeated K times over the same connections
 // and each round's time is printed (`round I MS`); rounds after the first
@@ -21,11 +24,14 @@
 #include "absl/strings/str_cat.h"
 #include "bench/ssh_nodes.h"
 #include "plugins/transport.h"
+#include "tools/plan/node_scripts.h"
+#include "tools/plan/preflight_script.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/sync_tree.h"
 
 ABSL_FLAG(std::string, source, "", "local tree to sync");
 ABSL_FLAG(std::string, dest, "", "destination root on every node (absolute)");
+ABSL_FLAG(std::string, agent, "", "the fleetplan-agent binary to ship with the tree");
 ABSL_FLAG(int, rounds, 1, "syncs over the same connections");
 ABSL_FLAG(bool, verbose, false, "print phase times and what each round sent");
 
@@ -43,8 +49,9 @@ int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   const std::string dest = absl::GetFlag(FLAGS_dest);
   const bool verbose = absl::GetFlag(FLAGS_verbose);
-  if (absl::GetFlag(FLAGS_source).empty() || dest.empty() || dest[0] != '/') {
-    std::fprintf(stderr, "--source and an absolute --dest are required\n");
+  if (absl::GetFlag(FLAGS_source).empty() || dest.empty() || dest[0] != '/' ||
+      absl::GetFlag(FLAGS_agent).empty()) {
+    std::fprintf(stderr, "--source, an absolute --dest and --agent are required\n");
     return 2;
   }
   absl::StatusOr<fleetplan::ClusterSpec> parsed = fleetplan::bench::SshSpecFromFlags(dest);
@@ -63,6 +70,11 @@ int main(int argc, char** argv) {
   Clock::time_point start = Clock::now();
   absl::StatusOr<fleetplan::Manifest> manifest =
       fleetplan::BuildManifest(absl::GetFlag(FLAGS_source), {});
+  if (manifest.ok()) {
+    absl::Status added = fleetplan::AddExtraFiles(
+        {{absl::GetFlag(FLAGS_agent), ".fleetplan/bin/fleetplan-agent"}}, &*manifest);
+    if (!added.ok()) manifest = added;
+  }
   if (!manifest.ok()) {
     std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
     return 1;
@@ -91,8 +103,17 @@ int main(int argc, char** argv) {
       // The manifest path apply uses (SyncManifestPath in the executor).
       std::string manifest_path =
           absl::StrCat(dest, "/.fleetplan/nodes/", spec.nodes[i].name, "/manifest");
+      const fleetplan::NodeSpec& node = spec.nodes[i];
+      fleetplan::SyncOptions sync;
+      sync.before_send = [&](uint64_t bytes) -> absl::Status {
+        absl::StatusOr<int> exit = connections[i]->Run(
+            {fleetplan::WorkdirCheckScript(node, bytes)}, [](absl::string_view) {}, nullptr);
+        if (!exit.ok()) return exit.status();
+        return *exit == 0 ? absl::OkStatus() : absl::InternalError("workdir check failed");
+      };
+      sync.verifier = fleetplan::AgentPath(node);
       absl::StatusOr<fleetplan::SyncResult> result =
-          fleetplan::SyncTree(*connections[i], *manifest, dest, manifest_path);
+          fleetplan::SyncTree(*connections[i], *manifest, dest, manifest_path, sync);
       if (!result.ok()) {
         errors[i] = result.status().ToString();
         return;

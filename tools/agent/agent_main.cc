@@ -11,11 +11,16 @@
 //   fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]
 //   fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]
 //   fleetplan-agent --probe-ifname=ADDRESS
+//
+// and a sync, to check what arrived (exit 1 naming the files that differ):
+//
+//   fleetplan-agent --verify-tree=ROOT --manifest=PATH
 
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -24,8 +29,11 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_join.h"
 #include "tools/agent/probe.h"
 #include "tools/agent/supervisor.h"
+#include "tools/process/files.h"
+#include "tools/sync/manifest.h"
 #include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
@@ -45,6 +53,9 @@ ABSL_FLAG(std::string, probe_connect, "",
           "Probe: connect to HOST:PORT (retrying until --probe-timeout) and exit.");
 ABSL_FLAG(std::string, probe_ifname, "",
           "Probe: print the interface that holds this address and exit.");
+ABSL_FLAG(std::string, verify_tree, "",
+          "Check that this folder holds every file of --manifest as listed and exit.");
+ABSL_FLAG(std::string, manifest, "", "The sync manifest --verify-tree checks against.");
 ABSL_FLAG(absl::Duration, probe_timeout, absl::Seconds(30),
           "Probe: how long --probe-listen listens or --probe-connect retries.");
 
@@ -84,6 +95,34 @@ std::optional<int> RunProbe() {
   return 0;
 }
 
+// Checks the tree the flags name against its manifest; nullopt when they
+// ask for no check.
+std::optional<int> RunVerifyTree() {
+  const std::string root = absl::GetFlag(FLAGS_verify_tree);
+  if (root.empty()) return std::nullopt;
+  const std::string manifest_path = absl::GetFlag(FLAGS_manifest);
+  absl::StatusOr<std::string> text = fleetplan::ReadFileToString(manifest_path);
+  absl::StatusOr<fleetplan::Manifest> manifest =
+      text.ok() ? fleetplan::ParseManifest(*text) : text.status();
+  if (!manifest.ok()) {
+    std::fprintf(stderr, "cannot check %s: %s: %s\n", root.c_str(), manifest_path.c_str(),
+                 std::string(manifest.status().message()).c_str());
+    return 1;
+  }
+  std::vector<std::string> mismatches = fleetplan::FindTreeMismatches(root, *manifest);
+  if (mismatches.empty()) {
+    std::printf("%zu files as listed\n", manifest->entries.size());
+    return 0;
+  }
+  constexpr size_t kNamed = 10;
+  std::string named = absl::StrJoin(mismatches.begin(),
+                                    mismatches.begin() + std::min(kNamed, mismatches.size()), ", ");
+  std::fprintf(stderr, "%zu of %zu files differ from what was sent: %s%s\n", mismatches.size(),
+               manifest->entries.size(), named.c_str(),
+               mismatches.size() > kNamed ? ", ..." : "");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -95,6 +134,8 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]\n"
       "  fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]\n"
       "  fleetplan-agent --probe-ifname=ADDRESS\n"
+      "Checking a synced tree against its manifest:\n"
+      "  fleetplan-agent --verify-tree=ROOT --manifest=PATH\n"
       "Flag names may be written with dashes or underscores.");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
@@ -103,6 +144,7 @@ int main(int argc, char** argv) {
     return fleetplan::kExitBadInput;
   }
   if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
+  if (std::optional<int> verified = RunVerifyTree(); verified.has_value()) return *verified;
 
   fleetplan::SupervisorOptions options;
   options.node = absl::GetFlag(FLAGS_node);

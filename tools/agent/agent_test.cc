@@ -13,6 +13,7 @@
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
 #include "tools/process/subprocess.h"
+#include "tools/sync/manifest.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -32,12 +33,16 @@ class AgentTest : public ::testing::Test {
 
   std::unique_ptr<Subprocess> StartAgent(std::vector<std::string> flags,
                                          std::vector<std::string> rank_args) {
+    flags.push_back("--");
+    flags.push_back(fake_rank_);
+    flags.insert(flags.end(), rank_args.begin(), rank_args.end());
+    return StartAgentWith(flags);
+  }
+
+  std::unique_ptr<Subprocess> StartAgentWith(const std::vector<std::string>& args) {
     SubprocessOptions options;
     options.argv = {agent_};
-    options.argv.insert(options.argv.end(), flags.begin(), flags.end());
-    options.argv.push_back("--");
-    options.argv.push_back(fake_rank_);
-    options.argv.insert(options.argv.end(), rank_args.begin(), rank_args.end());
+    options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {{"WORLD_SIZE", "4"}};
     options.stdin_pipe = true;
     auto agent = Subprocess::Start(options);
@@ -132,6 +137,29 @@ TEST_F(AgentTest, RanksDieWithAKilledAgent) {
   kill(agent->pid(), SIGKILL);
   EXPECT_EQ(WaitForExit(*agent), 128 + SIGKILL);
   for (pid_t pid : pids) EXPECT_TRUE(WaitUntilGone(pid)) << pid;
+}
+
+TEST_F(AgentTest, VerifyTreeNamesTheFilesThatDifferFromTheManifest) {
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/tree/a.txt", "alpha", 0644), IsOk());
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/tree/bin/run", "#!/bin/sh\n", 0755), IsOk());
+  FP_ASSERT_OK_AND_ASSIGN(Manifest manifest, BuildManifest(dir_ + "/tree", {}));
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/manifest", SerializeManifest(manifest), 0644), IsOk());
+  const std::vector<std::string> verify = {"--verify-tree=" + dir_ + "/tree",
+                                           "--manifest=" + dir_ + "/manifest"};
+  auto agent = StartAgentWith(verify);
+  EXPECT_EQ(WaitForExit(*agent), 0) << output_;
+  EXPECT_EQ(output_, "2 files as listed\n");
+
+  output_.clear();
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/tree/a.txt", "ALPHA", 0644), IsOk());
+  agent = StartAgentWith(verify);
+  EXPECT_EQ(WaitForExit(*agent), 1);
+  EXPECT_EQ(output_, "1 of 2 files differ from what was sent: a.txt\n");
+
+  output_.clear();
+  agent = StartAgentWith({"--verify-tree=" + dir_ + "/tree", "--manifest=" + dir_ + "/none"});
+  EXPECT_EQ(WaitForExit(*agent), 1);
+  EXPECT_THAT(output_, HasSubstr("cannot check " + dir_ + "/tree: " + dir_ + "/none"));
 }
 
 }  // namespace

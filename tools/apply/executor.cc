@@ -399,9 +399,13 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
                ? absl::FailedPreconditionError(workdir.failure)
                : absl::OkStatus();
   };
-  absl::StatusOr<SyncResult> result =
-      SyncTree(*connections_.at(node.name), sync_manifest_, node.workdir,
-               SyncManifestPath(node), options_.force, check_workdir);
+  SyncOptions sync;
+  sync.ignore_recorded = options_.force;
+  sync.before_send = check_workdir;
+  // The agent arrives with this sync; it checks what did.
+  if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);
+  absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,
+                                               node.workdir, SyncManifestPath(node), sync);
   if (workdir.status == StepStatus::kFailed) {
     workdir.stops_phase = true;
     return workdir;

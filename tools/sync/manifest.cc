@@ -229,4 +229,15 @@ ManifestDiff DiffManifests(const Manifest& before, const Manifest& after) {
   return diff;
 }
 
+std::vector<std::string> FindTreeMismatches(const std::string& root,
+                                            const Manifest& manifest) {
+  std::vector<std::string> mismatches;
+  for (const ManifestEntry& listed : manifest.entries) {
+    absl::StatusOr<ManifestEntry> found =
+        EntryFor(absl::StrCat(root, "/", listed.path), listed.path, listed.extra);
+    if (!found.ok() || !SameContent(*found, listed)) mismatches.push_back(listed.path);
+  }
+  return mismatches;
+}
+
 }  // namespace fleetplan

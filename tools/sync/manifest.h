@@ -74,6 +74,13 @@ struct ManifestDiff {
 // What turns a destination holding `before` into one holding `after`.
 ManifestDiff DiffManifests(const Manifest& before, const Manifest& after);
 
+// The paths of `manifest` that the tree under `root` does not hold as
+// listed: missing, not a file, or another size, mode or content digest.
+// Every file is read in full. The agent runs this on a node at the end of a
+// sync that changed something.
+std::vector<std::string> FindTreeMismatches(const std::string& root,
+                                            const Manifest& manifest);
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_SYNC_MANIFEST_H_

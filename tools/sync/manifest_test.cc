@@ -138,5 +138,25 @@ TEST(ManifestTest, DiffSendsNewAndChangedAndRemovesGone) {
   EXPECT_THAT(none.to_remove, IsEmpty());
 }
 
+TEST(ManifestTest, TreeMismatchesNameMissingAndChangedFilesOnly) {
+  std::string source = TempDir();
+  Write(source, "same.txt", "kept");
+  Write(source, "edited.txt", "before");
+  Write(source, "flipped.txt", "same bytes");
+  Write(source, "sub/gone.txt", "here");
+  Write(source, "resized.txt", "short");
+  FP_ASSERT_OK_AND_ASSIGN(Manifest manifest, BuildManifest(source, {}));
+  EXPECT_THAT(FindTreeMismatches(source, manifest), IsEmpty());
+
+  std::string copy = TempDir();
+  Write(copy, "same.txt", "kept");
+  Write(copy, "edited.txt", "BEFORE");  // same size, other content
+  Write(copy, "flipped.txt", "same bytes", 0755);
+  Write(copy, "resized.txt", "longer");
+  Write(copy, "unlisted.txt", "not in the manifest: not looked at");
+  EXPECT_THAT(FindTreeMismatches(copy, manifest),
+              ElementsAre("edited.txt", "flipped.txt", "resized.txt", "sub/gone.txt"));
+}
+
 }  // namespace
 }  // namespace fleetplan

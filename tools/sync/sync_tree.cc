@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+#include "tools/plan/shell_quote.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -28,6 +30,25 @@ absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
   absl::StatusOr<Manifest> recorded = ParseManifest(*text);
   if (!recorded.ok()) return Manifest();
   return recorded;
+}
+
+// Runs the verifier on the node; on a mismatch, forgets the recorded
+// manifest so that nothing is trusted next time.
+absl::Status VerifyTree(Connection& connection, const std::string& verifier,
+                        const std::string& remote_root, const std::string& manifest_path) {
+  std::string output;
+  absl::StatusOr<int> exit = connection.Run(
+      {absl::StrCat(ShellQuote(verifier), " --verify-tree=", ShellQuote(remote_root),
+                    " --manifest=", ShellQuote(manifest_path))},
+      [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, nullptr);
+  if (!exit.ok()) {
+    return WithContext(exit.status(), absl::StrCat("checking ", remote_root));
+  }
+  if (*exit == 0) return absl::OkStatus();
+  absl::Status forgotten = connection.WriteFile(manifest_path, "", 0644);
+  return absl::DataLossError(absl::StrCat(
+      "checking ", remote_root, " after the sync: ", absl::StripTrailingAsciiWhitespace(output),
+      forgotten.ok() ? "" : absl::StrCat(" (and ", forgotten.message(), ")")));
 }
 
 std::string NormalizePath(const std::string& path) {
@@ -54,9 +75,9 @@ bool Contains(const std::string& outer, const std::string& inner) {
 absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
-                                    bool ignore_recorded, const BeforeSend& before_send) {
+                                    const SyncOptions& options) {
   Manifest recorded;
-  if (!ignore_recorded) {
+  if (!options.ignore_recorded) {
     FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
   }
   ManifestDiff diff = DiffManifests(recorded, local);
@@ -69,8 +90,8 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
       files.push_back({entry.local_path, entry.path, entry.mode, entry.size});
       bytes += entry.size;
     }
-    if (before_send) {
-      FP_RETURN_IF_ERROR(before_send(bytes));
+    if (options.before_send) {
+      FP_RETURN_IF_ERROR(options.before_send(bytes));
     }
     result.bytes_sent = bytes;
     absl::Status sent = connection.PutFiles(files, remote_root);
@@ -86,11 +107,14 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
     }
     result.files_removed = diff.to_remove.size();
   }
-  if (result.changed() || ignore_recorded) {
+  if (result.changed() || options.ignore_recorded) {
     absl::Status written =
         connection.WriteFile(manifest_path, SerializeManifest(local), 0644);
     if (!written.ok()) {
       return WithContext(written, absl::StrCat("writing ", manifest_path));
+    }
+    if (!options.verifier.empty()) {
+      FP_RETURN_IF_ERROR(VerifyTree(connection, options.verifier, remote_root, manifest_path));
     }
   }
   return result;

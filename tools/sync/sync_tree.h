@@ -28,16 +28,27 @@ struct SyncResult {
 // anything; an error stops the sync and is returned as it is.
 using BeforeSend = std::function<absl::Status(uint64_t bytes)>;
 
+struct SyncOptions {
+  // Send everything, as if the node had recorded nothing.
+  bool ignore_recorded = false;
+  // Runs only when there is something to send (may be empty).
+  BeforeSend before_send;
+  // The launch agent on the node (absolute; empty: no check). After a sync
+  // that changed something it checks every file under the root against the
+  // new manifest (`--verify-tree`), so what the ranks run is what was sent.
+  std::string verifier;
+};
+
 // Makes `remote_root` on the node hold the files of `local`. The node's
 // previous manifest is read from `manifest_path` (missing or unreadable:
-// everything is sent; `ignore_recorded` does the same on purpose). Errors
-// from the connection are returned with the node's root named.
-// `before_send` (may be empty) runs only when there is something to send.
+// everything is sent). Errors from the connection are returned with the
+// node's root named. A tree that fails the verifier's check is DataLoss
+// naming the files, and the recorded manifest is emptied so that the next
+// sync sends everything.
 absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& local,
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
-                                    bool ignore_recorded = false,
-                                    const BeforeSend& before_send = {});
+                                    const SyncOptions& options = {});
 
 // InvalidArgument when syncing `source` to `destination` would write into
 // the source itself: the same folder, or one inside the other. Paths are

@@ -17,14 +17,21 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::SizeIs;
 
 // The local filesystem as a node, with a count of what crossed the channel.
 class FilesystemConnection : public Connection {
  public:
-  absl::StatusOr<int> Run(const CommandSpec&, const OutputCallback&,
+  // Only the verifier runs commands: answers with `verify_output` and
+  // `verify_exit`.
+  absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& output,
                           const absl::Notification*) override {
-    return absl::UnimplementedError("not used by sync");
+    commands.push_back(command.command);
+    output(verify_output);
+    return verify_exit;
   }
   absl::StatusOr<std::string> ReadFile(const std::string& path) override {
     return ReadFileToString(path);
@@ -55,7 +62,10 @@ class FilesystemConnection : public Connection {
 
   std::vector<std::string> sent;
   std::vector<std::string> removed;
+  std::vector<std::string> commands;
   int writes = 0;
+  int verify_exit = 0;
+  std::string verify_output;
 };
 
 class SyncTreeTest : public ::testing::Test {
@@ -79,8 +89,11 @@ class SyncTreeTest : public ::testing::Test {
                                   const BeforeSend& before_send = {}) {
     absl::StatusOr<Manifest> manifest = BuildManifest(source_, {"*.pt", ".git"});
     if (!manifest.ok()) return manifest.status();
-    return SyncTree(connection, *manifest, dest_, manifest_path_, ignore_recorded,
-                    before_send);
+    SyncOptions options;
+    options.ignore_recorded = ignore_recorded;
+    options.before_send = before_send;
+    options.verifier = verifier_;
+    return SyncTree(connection, *manifest, dest_, manifest_path_, options);
   }
 
   std::string Dest(const std::string& path) {
@@ -89,6 +102,7 @@ class SyncTreeTest : public ::testing::Test {
   }
 
   std::string source_, dest_, manifest_path_;
+  std::string verifier_;
 };
 
 TEST_F(SyncTreeTest, BeforeSendSeesTheBytesAndCanStopTheSync) {
@@ -203,6 +217,37 @@ TEST(CheckSyncTargetTest, RefusesSyncingIntoTheSource) {
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("")));
   EXPECT_THAT(CheckSyncTarget("/a/b/../c", "/a/c/d"),
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("")));
+}
+
+TEST_F(SyncTreeTest, VerifierChecksEveryChangedSyncOnly) {
+  Write("a.txt", "alpha");
+  verifier_ = "/work dir/.fleetplan/bin/fleetplan-agent";
+  FilesystemConnection first;
+  ASSERT_THAT(Sync(first), IsOk());
+  EXPECT_THAT(first.commands,
+              ElementsAre("'/work dir/.fleetplan/bin/fleetplan-agent' --verify-tree=" + dest_ +
+                          " --manifest=" + manifest_path_));
+  FilesystemConnection unchanged;
+  ASSERT_THAT(Sync(unchanged), IsOk());
+  EXPECT_THAT(unchanged.commands, IsEmpty()) << "nothing sent, nothing to check";
+}
+
+TEST_F(SyncTreeTest, TreeFailingTheCheckIsDataLossAndResentInFullNextTime) {
+  Write("a.txt", "alpha");
+  Write("b.txt", "bravo");
+  verifier_ = "/opt/agent";
+  FilesystemConnection corrupted;
+  corrupted.verify_exit = 1;
+  corrupted.verify_output = "1 of 2 files differ from what was sent: b.txt\n";
+  EXPECT_THAT(Sync(corrupted),
+              StatusIs(absl::StatusCode::kDataLoss,
+                       "checking " + dest_ +
+                           " after the sync: 1 of 2 files differ from what was sent: b.txt"));
+  EXPECT_EQ(Dest(".fleetplan/nodes/a/manifest"), "") << "the record is not trusted";
+  FilesystemConnection next;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(next));
+  EXPECT_EQ(result.files_sent, 2);
+  EXPECT_THAT(next.commands, SizeIs(1));
 }
 
 }  // namespace
