@@ -1,9 +1,12 @@
 #!/bin/sh
-# Syncing a 2,000-file, 40 MB tree to N ssh nodes: fleetplan's SyncTree over
-# the ssh transport (//bench:sync_fanout, one process, a thread per node)
-# against `rsync -a` over ssh to every node in parallel, side by side under
-# hyperfine. Targets: first sync at most 1.0x rsync, unchanged re-sync at
-# most 0.7x rsync (whole processes), and within one process whose
+# Syncing a 2,000-file, 40 MB tree to N ssh nodes, side by side under
+# hyperfine: fleetplan's sync step over the ssh transport alone
+# (//bench:sync_fanout, one process, a thread per node), the whole `apply`
+# of a spec with that [sync] whose job is /bin/true (connect, sync,
+# environment, preflight, launch; when nothing changed, all but the sync are
+# skipped), and `rsync -a` over ssh to every node in parallel. Targets:
+# first sync at most 1.0x rsync, unchanged re-sync at most 0.7x rsync
+# (whole processes), and within one process whose
 # connections are open, an unchanged re-sync of 8 nodes under 100 ms.
 #
 #   bench/sync_bench.sh [N...]      (default: 8; e.g. `8 16`; run as root)
@@ -29,10 +32,12 @@ export DOCKER_HOST
 trap 'tests/testbed/cluster.sh down "$prefix"; rm -rf "$work"' EXIT
 tests/testbed/cluster.sh up "$max" "$prefix" >"$work/nodes"
 
-bazel --output_base="$ob" build -c opt --symlink_prefix=/ //bench:sync_fanout //tools/agent:fleetplan-agent
+bazel --output_base="$ob" build -c opt --symlink_prefix=/ \
+  //bench:sync_fanout //tools/agent:fleetplan-agent //tools:apply
 bazel_bin="$(bazel --output_base="$ob" info -c opt --symlink_prefix=/ bazel-bin)"
 bin="$bazel_bin/bench/sync_fanout"
 agent="$bazel_bin/tools/agent/fleetplan-agent"
+apply_bin="$bazel_bin/tools/fleetplan-apply"
 
 # The tree: 2,000 files, exactly 40 MiB of incompressible bytes, sizes
 # log-normal (most a few KiB, a few over 1 MiB), in 41 folders two deep,
@@ -81,6 +86,19 @@ for n in "$@"; do
     echo 'status=0; for p in $pids; do wait $p || status=1; done; exit $status'
   } >"$work/rsync_$n.sh"
   rsync="sh $work/rsync_$n.sh"
+  # The same sync through apply, the job a no-op.
+  {
+    printf 'name = "sync-bench"\n[defaults]\ntransport = "ssh"\nworkdir = "/srv/bench/ap"\nssh = "bench"\n'
+    printf '[ssh.bench]\nuser = "root"\nkey_file = "%s"\nknown_hosts = "%s"\n' "$key" "$work/known_hosts"
+    i=0
+    for h in $hosts; do
+      printf '[[nodes]]\nname = "n%d"\naddress = "%s"\n' "$i" "$h"
+      [ "$i" -gt 0 ] || printf 'chief = true\n'
+      i=$((i + 1))
+    done
+    printf '[sync]\nsource = "%s"\n[job]\nprogram = "/bin/true"\n' "$work/tree"
+  } >"$work/spec_$n.toml"
+  apply="$apply_bin --agent=$agent --parallelism=$n --color=never $work/spec_$n.toml"
   # Empties both destinations on every node. Moved aside, not deleted: on
   # this host's filesystem, creating files is slow for a while after many
   # were deleted (the kernel steps over recently freed inodes one by one),
@@ -88,7 +106,7 @@ for n in "$@"; do
   # removes it all.
   {
     for h in $hosts; do
-      echo "ssh -F $work/ssh_config $h 'mkdir -p /srv/bench/old && for d in /srv/bench/fp /srv/bench/rs; do [ ! -e \$d ] || mv \$d \$(mktemp -d /srv/bench/old/XXXXXX)/; done' &"
+      echo "ssh -F $work/ssh_config $h 'mkdir -p /srv/bench/old && for d in /srv/bench/fp /srv/bench/rs /srv/bench/ap; do [ ! -e \$d ] || mv \$d \$(mktemp -d /srv/bench/old/XXXXXX)/; done' &"
     done
     echo wait
   } >"$work/wipe_$n.sh"
@@ -97,12 +115,14 @@ for n in "$@"; do
   echo "== $n nodes: first sync (destinations emptied before each run) =="
   hyperfine --warmup 1 --runs "$runs" --prepare "$wipe" --export-json "$work/first_$n.json" \
     -n "fleetplan sync_fanout ($n nodes)" "$fleetplan" \
-    -n "rsync -a x$n in parallel" "$rsync"
+    -n "rsync -a x$n in parallel" "$rsync" \
+    -n "fleetplan apply ($n nodes)" "$apply >/dev/null"
 
   echo "== $n nodes: unchanged re-sync =="
   hyperfine --warmup 1 --runs "$runs" --export-json "$work/resync_$n.json" \
     -n "fleetplan sync_fanout ($n nodes)" "$fleetplan" \
-    -n "rsync -a x$n in parallel" "$rsync"
+    -n "rsync -a x$n in parallel" "$rsync" \
+    -n "fleetplan apply ($n nodes)" "$apply >/dev/null"
 
   # Within one process, connections open (what apply's sync phase does):
   # round 1 sends the tree, rounds 2.. find it unchanged.
@@ -119,9 +139,10 @@ def means(name):
     with open(f"{work}/{name}_{n}.json") as f:
         return [r["mean"] for r in json.load(f)["results"]]
 for name, label, target in (("first", "first sync", 1.0), ("resync", "unchanged re-sync", 0.7)):
-    fp, rs = means(name)
-    print(f"{label:18} fleetplan {fp * 1000:8.1f} ms   rsync {rs * 1000:8.1f} ms   "
-          f"ratio {fp / rs:.2f} (target <= {target})")
+    fp, rs, ap = means(name)
+    print(f"{label:18} sync step {fp * 1000:8.1f} ms   apply {ap * 1000:8.1f} ms   "
+          f"rsync {rs * 1000:8.1f} ms   ratio to rsync {fp / rs:.2f} (sync step), "
+          f"{ap / rs:.2f} (apply) (target <= {target})")
 first, later = [], []
 with open(f"{work}/rounds_{n}.txt") as f:
     for line in f:
