@@ -32,8 +32,9 @@ absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
   return recorded;
 }
 
-// Runs the verifier on the node; on a mismatch, forgets the recorded
-// manifest so that nothing is trusted next time.
+// Runs the verifier on the node; when the tree fails its check, or it
+// cannot check, forgets the recorded manifest so that the next sync sends
+// everything and checks again.
 absl::Status VerifyTree(Connection& connection, const std::string& verifier,
                         const std::string& remote_root, const std::string& manifest_path) {
   std::string output;
@@ -46,9 +47,16 @@ absl::Status VerifyTree(Connection& connection, const std::string& verifier,
   }
   if (*exit == 0) return absl::OkStatus();
   absl::Status forgotten = connection.WriteFile(manifest_path, "", 0644);
-  return absl::DataLossError(absl::StrCat(
-      "checking ", remote_root, " after the sync: ", absl::StripTrailingAsciiWhitespace(output),
-      forgotten.ok() ? "" : absl::StrCat(" (and ", forgotten.message(), ")")));
+  std::string message = absl::StrCat("checking ", remote_root, " after the sync: ");
+  // 1 is the verifier's answer; anything else means it did not get to give one.
+  if (*exit == 1) {
+    absl::StrAppend(&message, absl::StripTrailingAsciiWhitespace(output));
+  } else {
+    absl::StrAppend(&message, verifier, " could not run on the node (status ", *exit,
+                    "): ", absl::StripTrailingAsciiWhitespace(output));
+  }
+  if (!forgotten.ok()) absl::StrAppend(&message, " (and ", forgotten.message(), ")");
+  return *exit == 1 ? absl::DataLossError(message) : absl::FailedPreconditionError(message);
 }
 
 std::string NormalizePath(const std::string& path) {

@@ -250,5 +250,20 @@ TEST_F(SyncTreeTest, TreeFailingTheCheckIsDataLossAndResentInFullNextTime) {
   EXPECT_THAT(next.commands, SizeIs(1));
 }
 
+TEST_F(SyncTreeTest, VerifierThatCannotRunIsNamedAndTheTreeIsResentNextTime) {
+  Write("a.txt", "alpha");
+  verifier_ = "/opt/agent";
+  FilesystemConnection broken;
+  broken.verify_exit = 127;
+  broken.verify_output = "sh: 1: /opt/agent: not found\n";
+  EXPECT_THAT(Sync(broken), StatusIs(absl::StatusCode::kFailedPrecondition,
+                                     "checking " + dest_ +
+                                         " after the sync: /opt/agent could not run on the node "
+                                         "(status 127): sh: 1: /opt/agent: not found"));
+  FilesystemConnection next;
+  FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(next));
+  EXPECT_EQ(result.files_sent, 1);
+}
+
 }  // namespace
 }  // namespace fleetplan
