@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
@@ -32,10 +33,11 @@ class LocalApplyTest : public ::testing::Test {
     ASSERT_THAT(MakeDirs(dir_ + "/out"), IsOk());
   }
 
-  std::string WriteSpec(const std::string& fail_rank) {
+  // `defaults`: more lines for the [defaults] table.
+  std::string WriteSpec(const std::string& fail_rank, const std::string& defaults = "") {
     std::string spec = absl::StrCat(
         "name = \"e2e\"\n"
-        "[defaults]\ntransport = \"local\"\n"
+        "[defaults]\ntransport = \"local\"\n", defaults,
         "[[nodes]]\nname = \"a\"\naddress = \"127.0.0.1\"\nchief = true\nworkdir = ",
         TomlString(dir_ + "/work-a"),
         "\n[[nodes]]\nname = \"b\"\naddress = \"127.0.0.2\"\nworkdir = ",
@@ -138,6 +140,22 @@ TEST_F(LocalApplyTest, BadInputExitsTwo) {
   EXPECT_EQ(RunTool({"tools/fleetplan-apply", "--no-such-flag", WriteSpec("none")}).status, 2);
   ToolResult missing = RunTool({"tools/fleetplan-plan", dir_ + "/missing.toml"});
   EXPECT_EQ(missing.status, 2) << missing.output;
+}
+
+TEST_F(LocalApplyTest, AHangingStepIsStoppedAtTheStepTimeoutAndNothingIsLeft) {
+  // Activating this venv never ends, like one on a hung network mount.
+  std::string venv = dir_ + "/venv";
+  ASSERT_THAT(WriteFileAtomic(venv + "/bin/hang", "#!/bin/sh\nsleep 300\n", 0755), IsOk());
+  ASSERT_THAT(WriteFileAtomic(venv + "/bin/activate", venv + "/bin/hang\n", 0644), IsOk());
+  std::string spec = WriteSpec("none", "python = { venv = " + TomlString(venv) + " }\n");
+  absl::Time start = absl::Now();
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--step-timeout=3s", spec});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60));
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("phase preflight, step check: still running after 3s "
+                                      "(--step-timeout), stopped"));
+  EXPECT_FALSE(ReadFileToString(dir_ + "/out/rank-0.env").ok()) << "no rank started";
+  EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
 }
 
 }  // namespace

@@ -19,6 +19,9 @@ ABSL_FLAG(std::string, color, "auto", "Colour the output: auto, always or never.
 ABSL_FLAG(bool, accept_new_host_keys, false,
           "ssh: add unknown host keys to known_hosts instead of refusing them "
           "(changed keys are always refused).");
+ABSL_FLAG(absl::Duration, step_timeout, absl::Minutes(10),
+          "Stop a command of a step on a node that runs longer than this (e.g. "
+          "90s, 20m; 0: no limit) and fail the step; the job itself is not bound.");
 ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
 ABSL_FLAG(bool, destroy, false,
           "Remove what apply created for each node (e.g. docker containers) and exit.");
@@ -56,6 +59,7 @@ int main(int argc, char** argv) {
   command.options.parallelism = absl::GetFlag(FLAGS_parallelism);
   command.options.force = absl::GetFlag(FLAGS_force);
   command.options.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  command.options.step_timeout = absl::GetFlag(FLAGS_step_timeout);
   command.options.transport.accept_new_host_keys =
       absl::GetFlag(FLAGS_accept_new_host_keys);
   return fleetplan::RunApplyCommand(command);

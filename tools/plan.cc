@@ -21,6 +21,9 @@ ABSL_FLAG(bool, check, false,
           "Connect to the nodes and run the preflight checks alone (changing "
           "nothing), print their summary, and exit 1 when one fails.");
 ABSL_FLAG(int, parallelism, 10, "With --check: check at most this many nodes at once.");
+ABSL_FLAG(absl::Duration, step_timeout, absl::Minutes(10),
+          "With --check: Stop a command of a step on a node that runs longer than this (e.g. "
+          "90s, 20m; 0: no limit) and fail the step; the job itself is not bound.");
 ABSL_FLAG(int, connect_timeout, 10, "With --check: seconds to wait for a node to answer.");
 
 int main(int argc, char** argv) {
@@ -28,7 +31,7 @@ int main(int argc, char** argv) {
       "shows what apply will do, per phase and node, without touching any node;\n"
       "with --check, runs the preflight checks on the nodes, changing nothing.\n"
       "usage: plan [--json] [--out plan.json] [--color=auto|always|never] SPEC.toml\n"
-      "       plan --check [--json] [--parallelism=N] [--connect-timeout=S] SPEC.toml\n"
+      "       plan --check [--json] [--parallelism=N] [--connect-timeout=S] [--step-timeout=D] SPEC.toml\n"
       "exit codes: 0 done (every check passed), 1 a check failed, 2 bad input");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
@@ -48,5 +51,6 @@ int main(int argc, char** argv) {
   command.check = absl::GetFlag(FLAGS_check);
   command.options.parallelism = absl::GetFlag(FLAGS_parallelism);
   command.options.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  command.options.step_timeout = absl::GetFlag(FLAGS_step_timeout);
   return fleetplan::RunPlanCommand(command);
 }

@@ -15,6 +15,7 @@
 #include "tools/apply/launch_result.h"
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
+#include "tools/util/timed_cancel.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/preflight_script.h"
 #include "tools/process/files.h"
@@ -404,6 +405,8 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   sync.before_send = check_workdir;
   // The agent arrives with this sync; it checks what did.
   if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);
+  sync.cancel = CancelFor(node.name);
+  sync.verify_timeout = options_.step_timeout;
   absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,
                                                node.workdir, SyncManifestPath(node), sync);
   if (workdir.status == StepStatus::kFailed) {
@@ -452,6 +455,9 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   OutputBuffer buffer(20, on_line);
   const absl::Notification* cancel =
       serving_done != nullptr ? serving_done : CancelFor(step.node);
+  // The job runs as long as it needs; the local build is bazel's to bound.
+  bool bounded = step.node != kControllerNode && step.phase != PhaseKind::kLaunch;
+  TimedCancel timed(cancel, bounded ? options_.step_timeout : absl::InfiniteDuration());
   OutputCallback on_output = [&buffer](absl::string_view chunk) { buffer.Append(chunk); };
   absl::StatusOr<int> status;
   if (step.node == kControllerNode) {
@@ -460,12 +466,20 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
     CommandSpec spec;
     spec.command = command;
     spec.hold_stdin = hold_stdin || serving_done != nullptr;
-    status = connections_.at(step.node)->Run(spec, on_output, cancel);
+    status = connections_.at(step.node)->Run(spec, on_output, timed.get());
   }
   buffer.Flush();
   *output = buffer.all();
   std::string where = absl::StrCat("node '", step.node, "', phase ",
                                    PhaseName(step.phase), ", step ", step.kind);
+  if (timed.timed_out()) {
+    std::string message =
+        absl::StrCat(where, ": still running after ", absl::FormatDuration(options_.step_timeout),
+                     " (--step-timeout), stopped\n  command:\n", Indent(command));
+    std::string tail = buffer.Tail();
+    if (!tail.empty()) absl::StrAppend(&message, "\n  last output:\n", Indent(tail));
+    return Outcome::Failed(std::move(message));
+  }
   if (!status.ok()) {
     return Outcome::Failed(absl::StrCat(where, ": ", status.status().message()));
   }

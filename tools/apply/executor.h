@@ -20,6 +20,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "plugins/transport.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
@@ -41,6 +42,9 @@ struct ApplyOptions {
   // `plan --check`: run the plan's (preflight) steps whatever the nodes
   // recorded, and record nothing on them.
   bool check_only = false;
+  // How long a command of a step on a node may run before it is stopped and
+  // the step fails; the job (launch) and the local build are not bound.
+  absl::Duration step_timeout = absl::Minutes(10);
 };
 
 // Exit codes of apply besides a job's own status.

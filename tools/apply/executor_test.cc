@@ -477,6 +477,45 @@ TEST_F(ExecutorTest, EveryNodeIsCheckedAndEveryFailedCheckIsNamed) {
       << "checks are recorded only when all passed";
 }
 
+TEST_F(ExecutorTest, AHangingStepIsStoppedAfterTheStepTimeoutAndNamed) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string&, const std::string& command) {
+    Reply reply;
+    if (command == "check b") {
+      reply.output = "waiting for the mount\n";
+      reply.until_cancelled = true;
+    }
+    return reply;
+  };
+  ApplyOptions options;
+  options.step_timeout = absl::Milliseconds(200);
+  absl::Time start = absl::Now();
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message,
+              HasSubstr("node 'b', phase preflight, step check: still running after 200ms "
+                        "(--step-timeout), stopped"));
+  EXPECT_THAT(result.message, HasSubstr("waiting for the mount"));
+  EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
+}
+
+TEST_F(ExecutorTest, TheJobIsNotBoundByTheStepTimeout) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string&, const std::string& command) {
+    Reply reply;
+    if (absl::StartsWith(command, "launch")) reply.delay = absl::Milliseconds(400);
+    return reply;
+  };
+  ApplyOptions options;
+  options.step_timeout = absl::Milliseconds(100);
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(reporter_->Events("launch"), ElementsAre("a launch changed", "b launch changed"));
+}
+
 TEST_F(ExecutorTest, ADifferentLibtorchOnOneNodeStopsBeforeLaunch) {
   ClusterSpec spec = Spec(3);
   Plan plan = CheckAndLaunchPlan(spec);

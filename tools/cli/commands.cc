@@ -99,14 +99,28 @@ SignalWatcher& Signals() {
   return *watcher;
 }
 
+// The executor's options as the flags gave them, checked; a zero step
+// timeout means none.
+absl::StatusOr<ApplyOptions> CheckedOptions(ApplyOptions options) {
+  if (options.parallelism < 1) {
+    return absl::InvalidArgumentError("--parallelism must be at least 1");
+  }
+  if (options.step_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--step-timeout must not be negative");
+  }
+  if (options.step_timeout == absl::ZeroDuration()) {
+    options.step_timeout = absl::InfiniteDuration();
+  }
+  return options;
+}
+
 // `plan --check`: the preflight checks alone, read-only, with their summary.
 int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) {
-  if (command.options.parallelism < 1) {
-    return Fail("plan", "--parallelism must be at least 1", kExitBadInput);
-  }
+  absl::StatusOr<ApplyOptions> checked = CheckedOptions(command.options);
+  if (!checked.ok()) return Fail("plan", checked.status().message(), kExitBadInput);
   absl::StatusOr<Plan> plan = CompileCheckPlan(prepared.spec, prepared.inputs);
   if (!plan.ok()) return Fail("plan", plan.status().message(), kExitBadInput);
-  ApplyOptions options = command.options;
+  ApplyOptions options = *checked;
   options.check_only = true;
   options.transport.read_only = true;
   std::unique_ptr<ProgressReporter> reporter = MakeReporter(
@@ -154,9 +168,9 @@ int RunApplyCommand(ApplyCommand command) {
   SignalWatcher* watcher = &Signals();
   absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
   if (!color.ok()) return Fail("apply", color.status().message(), kExitBadInput);
-  if (command.options.parallelism < 1) {
-    return Fail("apply", "--parallelism must be at least 1", kExitBadInput);
-  }
+  absl::StatusOr<ApplyOptions> checked = CheckedOptions(command.options);
+  if (!checked.ok()) return Fail("apply", checked.status().message(), kExitBadInput);
+  command.options = *checked;
   absl::StatusOr<Prepared> prepared = PrepareTarget(command.target);
   if (!prepared.ok()) return Fail("apply", prepared.status().message(), kExitBadInput);
   if (command.destroy) return Destroy(prepared->spec);

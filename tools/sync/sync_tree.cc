@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "tools/plan/shell_quote.h"
+#include "tools/util/timed_cancel.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -32,31 +33,39 @@ absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
   return recorded;
 }
 
-// Runs the verifier on the node; when the tree fails its check, or it
-// cannot check, forgets the recorded manifest so that the next sync sends
-// everything and checks again.
-absl::Status VerifyTree(Connection& connection, const std::string& verifier,
-                        const std::string& remote_root, const std::string& manifest_path) {
+// Runs the verifier on the node; when the tree fails its check, or the
+// check does not complete, forgets the recorded manifest so that the next
+// sync sends everything and checks again.
+absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
+                        const std::string& manifest_path, const SyncOptions& options) {
   std::string output;
+  TimedCancel cancel(options.cancel, options.verify_timeout);
   absl::StatusOr<int> exit = connection.Run(
-      {absl::StrCat(ShellQuote(verifier), " --verify-tree=", ShellQuote(remote_root),
+      {absl::StrCat(ShellQuote(options.verifier), " --verify-tree=", ShellQuote(remote_root),
                     " --manifest=", ShellQuote(manifest_path))},
-      [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, nullptr);
-  if (!exit.ok()) {
-    return WithContext(exit.status(), absl::StrCat("checking ", remote_root));
-  }
-  if (*exit == 0) return absl::OkStatus();
-  absl::Status forgotten = connection.WriteFile(manifest_path, "", 0644);
+      [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, cancel.get());
+  if (exit.ok() && *exit == 0 && !cancel.timed_out()) return absl::OkStatus();
   std::string message = absl::StrCat("checking ", remote_root, " after the sync: ");
-  // 1 is the verifier's answer; anything else means it did not get to give one.
-  if (*exit == 1) {
-    absl::StrAppend(&message, absl::StripTrailingAsciiWhitespace(output));
+  absl::StatusCode code = absl::StatusCode::kFailedPrecondition;
+  absl::string_view said = absl::StripTrailingAsciiWhitespace(output);
+  if (cancel.timed_out()) {
+    code = absl::StatusCode::kDeadlineExceeded;
+    absl::StrAppend(&message, "still running after ",
+                    absl::FormatDuration(options.verify_timeout), ", stopped");
+  } else if (!exit.ok()) {
+    code = exit.status().code();
+    absl::StrAppend(&message, exit.status().message());
+  } else if (*exit == 1) {
+    // The verifier's own answer: the files that differ.
+    code = absl::StatusCode::kDataLoss;
+    absl::StrAppend(&message, said);
   } else {
-    absl::StrAppend(&message, verifier, " could not run on the node (status ", *exit,
-                    "): ", absl::StripTrailingAsciiWhitespace(output));
+    absl::StrAppend(&message, options.verifier, " could not run on the node (status ", *exit,
+                    "): ", said);
   }
+  absl::Status forgotten = connection.WriteFile(manifest_path, "", 0644);
   if (!forgotten.ok()) absl::StrAppend(&message, " (and ", forgotten.message(), ")");
-  return *exit == 1 ? absl::DataLossError(message) : absl::FailedPreconditionError(message);
+  return absl::Status(code, message);
 }
 
 std::string NormalizePath(const std::string& path) {
@@ -122,7 +131,7 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
       return WithContext(written, absl::StrCat("writing ", manifest_path));
     }
     if (!options.verifier.empty()) {
-      FP_RETURN_IF_ERROR(VerifyTree(connection, options.verifier, remote_root, manifest_path));
+      FP_RETURN_IF_ERROR(VerifyTree(connection, remote_root, manifest_path, options));
     }
   }
   return result;

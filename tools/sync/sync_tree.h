@@ -12,6 +12,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "plugins/transport.h"
 #include "tools/sync/manifest.h"
 
@@ -37,6 +39,9 @@ struct SyncOptions {
   // that changed something it checks every file under the root against the
   // new manifest (`--verify-tree`), so what the ranks run is what was sent.
   std::string verifier;
+  // Stops the verifier early (may be null), and how long it may run.
+  const absl::Notification* cancel = nullptr;
+  absl::Duration verify_timeout = absl::InfiniteDuration();
 };
 
 // Makes `remote_root` on the node hold the files of `local`. The node's

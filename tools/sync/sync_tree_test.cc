@@ -28,9 +28,10 @@ class FilesystemConnection : public Connection {
   // Only the verifier runs commands: answers with `verify_output` and
   // `verify_exit`.
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& output,
-                          const absl::Notification*) override {
+                          const absl::Notification* cancel) override {
     commands.push_back(command.command);
     output(verify_output);
+    if (verify_hangs) cancel->WaitForNotification();
     return verify_exit;
   }
   absl::StatusOr<std::string> ReadFile(const std::string& path) override {
@@ -66,6 +67,7 @@ class FilesystemConnection : public Connection {
   int writes = 0;
   int verify_exit = 0;
   std::string verify_output;
+  bool verify_hangs = false;  // until cancelled
 };
 
 class SyncTreeTest : public ::testing::Test {
@@ -93,6 +95,7 @@ class SyncTreeTest : public ::testing::Test {
     options.ignore_recorded = ignore_recorded;
     options.before_send = before_send;
     options.verifier = verifier_;
+    options.verify_timeout = verify_timeout_;
     return SyncTree(connection, *manifest, dest_, manifest_path_, options);
   }
 
@@ -103,6 +106,7 @@ class SyncTreeTest : public ::testing::Test {
 
   std::string source_, dest_, manifest_path_;
   std::string verifier_;
+  absl::Duration verify_timeout_ = absl::InfiniteDuration();
 };
 
 TEST_F(SyncTreeTest, BeforeSendSeesTheBytesAndCanStopTheSync) {
@@ -263,6 +267,19 @@ TEST_F(SyncTreeTest, VerifierThatCannotRunIsNamedAndTheTreeIsResentNextTime) {
   FilesystemConnection next;
   FP_ASSERT_OK_AND_ASSIGN(SyncResult result, Sync(next));
   EXPECT_EQ(result.files_sent, 1);
+}
+
+TEST_F(SyncTreeTest, HangingVerifierIsStoppedAfterItsTimeout) {
+  Write("a.txt", "alpha");
+  verifier_ = "/opt/agent";
+  verify_timeout_ = absl::Milliseconds(100);
+  FilesystemConnection stuck;
+  stuck.verify_hangs = true;
+  stuck.verify_exit = 143;
+  EXPECT_THAT(Sync(stuck), StatusIs(absl::StatusCode::kDeadlineExceeded,
+                                    "checking " + dest_ +
+                                        " after the sync: still running after 100ms, stopped"));
+  EXPECT_EQ(Dest(".fleetplan/nodes/a/manifest"), "") << "unchecked, so not trusted";
 }
 
 }  // namespace
