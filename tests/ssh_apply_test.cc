@@ -144,6 +144,20 @@ class SshApplyTest : public ::testing::Test {
     return RunTool(args, timeout);
   }
 
+  // Waits until every node's rank has started (rank.sh wrote its env).
+  bool WaitForEveryRank() const {
+    absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      bool all = true;
+      for (int i = 0; i < kNodes && all; ++i) {
+        all = Exec(i, absl::StrCat("test -f /tmp/rank-", i, ".env")).ok();
+      }
+      if (all) return true;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    return false;
+  }
+
   // Expects no rank and no agent left in any container but `except`'s.
   void ExpectNothingRunning(int except = -1) const {
     for (int i = 0; i < kNodes; ++i) {
@@ -300,17 +314,7 @@ TEST_F(SshApplyTest, KillingOneRankStopsAllRanksOnAllNodes) {
   std::string spec = WriteSpec(options);
   ToolResult apply;
   std::thread runner([&] { apply = Apply({spec}); });
-  absl::Time deadline = absl::Now() + absl::Seconds(60);
-  auto all_started = [&] {
-    for (int i = 0; i < kNodes; ++i) {
-      if (!Exec(i, absl::StrCat("test -f /tmp/rank-", i, ".env")).ok()) return false;
-    }
-    return true;
-  };
-  bool started = false;
-  while (!(started = all_started()) && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(200));
-  }
+  bool started = WaitForEveryRank();
   // Only the rank: the agent's command line names rank.sh too.
   absl::StatusOr<std::string> killed =
       Exec(1, absl::StrCat("pkill -f '^/bin/sh ", kWorkdir, "/rank\\.sh$'"));
@@ -323,7 +327,36 @@ TEST_F(SshApplyTest, KillingOneRankStopsAllRanksOnAllNodes) {
   ExpectNothingRunning();
 }
 
-// Last but one and last: they take nodes away for a while.
+// The last three take nodes away for a while.
+
+TEST_F(SshApplyTest, NodeThatDropsOffTheNetworkMidJobIsNamedAndTheOthersStop) {
+  SpecOptions options;
+  options.fail_rank = "none-fails";  // every rank keeps running, silently
+  std::string spec = WriteSpec(options);
+  ToolResult apply;
+  std::thread runner([&] { apply = Apply({spec}, absl::Seconds(180)); });
+  bool started = WaitForEveryRank();
+  // Gone without a word: no reset, no FIN, as when a node loses power.
+  absl::Time start = absl::Now();
+  absl::StatusOr<std::string> cut =
+      RunScript(absl::StrCat("docker network disconnect ", *prefix_, "-net ", Node(1).name));
+  runner.join();
+  absl::Duration took = absl::Now() - start;
+  ASSERT_THAT(RunScript(absl::StrCat("docker network connect ", *prefix_, "-net ", Node(1).name)),
+              IsOk());
+  // What was cut off kept running there; it is this test's to stop.
+  EXPECT_THAT(Exec(1, "pkill -f '[f]leetplan-agent'; pkill -f '[r]ank\\.sh'; true"), IsOk());
+  ASSERT_THAT(ReadCluster(), IsOk());
+
+  ASSERT_TRUE(started) << apply.output;
+  ASSERT_THAT(cut, IsOk());
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("apply failed: " + NodeNamed(Node(1)) +
+                                      ", phase launch, step launch-agent: node \"" +
+                                      Node(1).name + "\": connection lost"));
+  EXPECT_LT(took, absl::Seconds(75)) << "the dead connection is noticed in about 30 s";
+  ExpectNothingRunning(/*except=*/1);
+}
 
 TEST_F(SshApplyTest, NodeThatIsDownIsNamedWithinTheConnectTimeout) {
   std::string spec = WriteSpec({});

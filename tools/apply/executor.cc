@@ -515,12 +515,14 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         const Step& step = phase.steps[i];
         reporter_.StepStarted(step);
         absl::Time start = absl::Now();
-        // A result.json left by an earlier run must not be taken for this one.
+        // A result.json left by an earlier run must not be taken for this
+        // one, and the record of an earlier success must not outlive a
+        // failure of this run: then the next apply would not launch again.
         if (const NodeSpec* node = FindNode(step.node); node != nullptr) {
           connections_.at(step.node)
-              ->RemoveFiles(UnderWorkdir(*node, absl::StrCat(".fleetplan/nodes/",
-                                                             node->name, "/logs")),
-                            {"result.json"})
+              ->RemoveFiles(UnderWorkdir(*node, absl::StrCat(".fleetplan/nodes/", node->name)),
+                            {"logs/result.json",
+                             absl::StrCat("steps/", PhaseName(PhaseKind::kLaunch))})
               .IgnoreError();
         }
         Outcome outcome = Execute(step, nullptr);
@@ -549,6 +551,9 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
     if (!failed_first[i]) continue;
     const Step& step = phase.steps[i];
     if (first_message.empty()) first_message = outcomes[i]->failure;
+    // No exit status: the node could not be run or heard from (a lost
+    // connection), which its own message says best.
+    if (outcomes[i]->exit_status == 0) continue;
     NodeResult result;
     result.node = step.node;
     result.status = outcomes[i]->exit_status == 0 ? kExitApplyFailed : outcomes[i]->exit_status;

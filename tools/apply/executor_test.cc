@@ -25,6 +25,7 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -37,6 +38,7 @@ struct Reply {
   absl::Duration delay = absl::ZeroDuration();
   bool until_cancelled = false;  // hold until the run is cancelled, then:
   int cancelled_status = 143;
+  bool lost = false;  // after `delay`, the connection is lost: no status
 };
 
 // Every fake node's filesystem and a log of what ran, shared by all threads.
@@ -81,6 +83,7 @@ class FakeConnection : public Connection {
     absl::MutexLock lock(&world_->mu);
     --world_->running;
     world_->spans[absl::StrCat(node_, ": ", command.command)] = {start, absl::Now()};
+    if (reply.lost) return absl::UnavailableError("connection lost while running a command");
     return status;
   }
 
@@ -367,6 +370,48 @@ TEST_F(ExecutorTest, FailingRankStopsTheOtherNodesAndIsNamed) {
   EXPECT_THAT(reporter_->lines(), ElementsAre("b| [b/3] boom"));
   EXPECT_EQ(world_.files.count("/w/a/.fleetplan/nodes/a/steps/launch"), 0u)
       << "a failed job is not recorded";
+}
+
+TEST_F(ExecutorTest, ANodeLostDuringTheJobIsNamedWithWhyAndTheOthersStop) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.reply = [](const std::string& node, const std::string& command) {
+    Reply reply;
+    if (command == "launch b") {
+      reply.delay = absl::Milliseconds(50);
+      reply.lost = true;
+    } else if (absl::StartsWith(command, "launch")) {
+      reply.until_cancelled = true;
+    }
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_EQ(result.message,
+            "node 'b', phase launch, step launch-agent: connection lost while running a command");
+  EXPECT_THAT(reporter_->Events("launch"),
+              ElementsAre("a launch cancelled", "b launch failed", "c launch cancelled"));
+}
+
+TEST_F(ExecutorTest, AJobThatFailedIsLaunchedAgainEvenAfterAnEarlierSuccess) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  world_.reply = [](const std::string&, const std::string& command) {
+    Reply reply;
+    if (command == "launch b") reply.status = 1;
+    return reply;
+  };
+  ApplyOptions force;
+  force.force = true;
+  ASSERT_EQ(Apply(spec, plan, force).exit_code, 1);
+  EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/launch"), 0u);
+
+  world_.reply = [](const std::string&, const std::string&) { return Reply(); };
+  world_.runs.clear();
+  ASSERT_EQ(Apply(spec, plan).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("launch"), ElementsAre("a launch changed", "b launch changed"));
+  EXPECT_THAT(world_.runs, Contains("b: launch b"));
 }
 
 TEST_F(ExecutorTest, InterruptCancelsAndExits130) {
