@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -21,6 +22,10 @@
 
 namespace fleetplan {
 namespace {
+
+// How long a listener told to stop still accepts, for a connection already
+// on its way.
+constexpr absl::Duration kListenAfterStop = absl::Seconds(3);
 
 // A file descriptor closed when it goes out of scope.
 class Fd {
@@ -180,15 +185,21 @@ int RunListenProbe(const ListenProbeOptions& options, std::FILE* out) {
 
   absl::Time deadline = absl::Now() + options.timeout;
   int accepted = 0;
+  bool stopped = options.stop_fd < 0;
   while (accepted < options.expect && absl::Now() < deadline) {
     pollfd fds[2] = {{listener.get(), POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
-    int ready = poll(fds, options.stop_fd >= 0 ? 2 : 1, RemainingMs(deadline));
+    int ready = poll(fds, stopped ? 1 : 2, RemainingMs(deadline));
     if (ready < 0 && errno != EINTR) break;
     if (ready <= 0) continue;
-    if (options.stop_fd >= 0 && fds[1].revents != 0) {
+    if (!stopped && fds[1].revents != 0) {
       char byte;
-      // End-of-file (or an error): whoever started the probe is done.
-      if (read(options.stop_fd, &byte, 1) <= 0) break;
+      // End-of-file (or an error): the other nodes are done. The chief's
+      // own connection may still be on its way (its checks start the
+      // listener, then connect), so listen a little longer for it.
+      if (read(options.stop_fd, &byte, 1) <= 0) {
+        stopped = true;
+        deadline = std::min(deadline, absl::Now() + kListenAfterStop);
+      }
     }
     if (fds[0].revents & POLLIN) {
       int client = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);

@@ -27,7 +27,9 @@ struct ListenProbeOptions {
 // fail naming the error and the fix; when bound, also the fact
 // `listening <port>`. Then accepts connections, closing each once its
 // client has closed it (so that no TIME_WAIT holds the port here), until
-// `expect` have come, `stop_fd` reaches end-of-file, or the timeout.
+// `expect` have come, 3 s after `stop_fd` reaches end-of-file (the chief's
+// own connection may be on its way when the others are done), or the
+// timeout.
 // Returns 0 when the port could be bound, else 1.
 int RunListenProbe(const ListenProbeOptions& options, std::FILE* out);
 

@@ -117,6 +117,25 @@ TEST(ProbeTest, APortInUseFailsWithTheFix) {
   close(stop[0]);
 }
 
+TEST(ProbeTest, AConnectionJustAfterTheStopIsStillAccepted) {
+  // A one-node cluster: apply closes the chief's stdin at once, as no other
+  // node is left to wait for, and only then does the chief connect.
+  ListenProbeOptions options;
+  options.port = FreePort();
+  options.expect = 1;
+  int stop[2];
+  ASSERT_EQ(pipe(stop), 0);
+  options.stop_fd = stop[0];
+  Listener listener(options);
+  close(stop[1]);
+  absl::SleepFor(absl::Milliseconds(300));
+  EXPECT_THAT(ConnectProbe(absl::StrCat("127.0.0.1:", options.port), absl::Seconds(2)),
+              IsOk());
+  std::string ignored;
+  EXPECT_EQ(listener.Join(&ignored), 0);
+  close(stop[0]);
+}
+
 TEST(ProbeTest, ConnectRetriesUntilTheListenerIsUp) {
   ListenProbeOptions options;
   options.port = FreePort();
