@@ -158,5 +158,51 @@ TEST_F(LocalApplyTest, AHangingStepIsStoppedAtTheStepTimeoutAndNothingIsLeft) {
   EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
 }
 
+TEST_F(LocalApplyTest, OneNodeAppliesAndRefreshShowsWhatApplyWouldDo) {
+  // The shape of the README's demo: one node, its two ranks, the chief
+  // checking its own rendezvous port.
+  std::string spec = dir_ + "/one.toml";
+  ASSERT_THAT(WriteFileAtomic(
+                  spec,
+                  absl::StrCat("name = \"one\"\n[[nodes]]\nname = \"a\"\naddress = \"127.0.0.1\"\n"
+                               "transport = \"local\"\nworkdir = ",
+                               TomlString(dir_ + "/work-one"),
+                               "\n[sync]\nsource = \"src\"\nexclude = [\"*.pt\"]\n[env]\nFP_OUT = ",
+                               TomlString(dir_ + "/out"),
+                               "\nFAIL_RANK = \"none\"\n[network]\nmaster_port = 29556\n"
+                               "[job]\nprogram = \"rank.sh\"\nnproc_per_node = 2\n"),
+                  0644),
+              IsOk());
+  ToolResult before = RunTool({"tools/fleetplan-plan", "--refresh", spec});
+  ASSERT_EQ(before.status, 0) << before.output;
+  EXPECT_THAT(before.output, HasSubstr("  + a  sync-tree      sync "));
+  EXPECT_THAT(before.output, HasSubstr("(sends all 1 files, "));
+  EXPECT_THAT(before.output,
+              HasSubstr("Plan: 4 steps on 1 node, 2 ranks: 4 to add, 0 to change, 0 unchanged.\n"));
+
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  EXPECT_FALSE(RankEnv(0).empty());
+  EXPECT_FALSE(RankEnv(1).empty());
+
+  ToolResult after = RunTool({"tools/fleetplan-plan", "--refresh", spec});
+  ASSERT_EQ(after.status, 0) << after.output;
+  EXPECT_THAT(after.output,
+              HasSubstr("Plan: 4 steps on 1 node, 2 ranks: 0 to add, 0 to change, 4 unchanged.\n"));
+
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/src/notes.txt", "twelve bytes", 0644), IsOk());
+  ToolResult changed = RunTool({"tools/fleetplan-plan", "--refresh", "--json", spec});
+  ASSERT_EQ(changed.status, 0) << changed.output;
+  nlohmann::json json = nlohmann::json::parse(changed.output);
+  std::vector<std::string> changes;
+  for (const nlohmann::json& step : json["steps"]) {
+    changes.push_back(step["phase"].get<std::string>() + " " + step["change"].get<std::string>());
+  }
+  EXPECT_THAT(changes, ::testing::ElementsAre("sync change", "environment unchanged",
+                                              "preflight change", "launch change"));
+  EXPECT_EQ(json["steps"][0]["note"], "sends 1 files, 12 bytes; removes 0");
+  EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
+}
+
 }  // namespace
 }  // namespace fleetplan

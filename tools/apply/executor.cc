@@ -15,6 +15,7 @@
 #include "tools/apply/launch_result.h"
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
+#include "tools/apply/parallel_for.h"
 #include "tools/util/timed_cancel.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/preflight_script.h"
@@ -26,24 +27,6 @@ namespace fleetplan {
 namespace {
 
 constexpr absl::string_view kAgentName = "fleetplan-agent";
-
-// Runs fn(0..count-1) on up to `threads` threads; an index is handed out
-// only while `keep_going()` holds.
-template <typename Fn, typename Pred>
-void ParallelFor(size_t count, int threads, Fn fn, Pred keep_going) {
-  std::atomic<size_t> next{0};
-  auto worker = [&] {
-    while (keep_going()) {
-      size_t i = next.fetch_add(1);
-      if (i >= count) return;
-      fn(i);
-    }
-  };
-  size_t n = std::min<size_t>(count, std::max(threads, 1));
-  std::vector<std::thread> pool;
-  for (size_t i = 0; i < n; ++i) pool.emplace_back(worker);
-  for (std::thread& thread : pool) thread.join();
-}
 
 std::string Indent(absl::string_view text) {
   return absl::StrCat("    ", absl::StrReplaceAll(text, {{"\n", "\n    "}}));

@@ -24,6 +24,7 @@
 #include "plugins/transport.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
+#include "tools/plan/forecast.h"
 #include "tools/plan/plan.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
@@ -76,6 +77,12 @@ class Executor {
   // Runs the plan once. Reports every step to the reporter, but not the end
   // of the apply (the caller does).
   ApplyResult Run();
+
+  // `plan --refresh`: connects (run it with transport.read_only) and reads
+  // what each node holds of earlier applies: its step records, and how
+  // the source tree differs from the manifest of its last sync. Changes
+  // nothing. Errors name the node that could not be reached or read.
+  absl::StatusOr<std::map<std::string, NodeState>> ReadNodeStates();
 
   // Stops the apply from any thread (a signal handler's thread): running
   // commands are cancelled, no new step starts, Run returns

@@ -19,6 +19,7 @@
 #include "tools/plan/compile.h"
 #include "tools/plan/render.h"
 #include "tools/process/files.h"
+#include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
@@ -139,6 +140,21 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   return result.exit_code;
 }
 
+// `plan --refresh`: what apply would do to each step, from what the nodes
+// hold; read-only.
+absl::StatusOr<std::vector<StepForecast>> Forecast(const PlanCommand& command,
+                                                   const Prepared& prepared) {
+  FP_ASSIGN_OR_RETURN(ApplyOptions options, CheckedOptions(command.options));
+  options.transport.read_only = true;
+  // Reading reports no steps; a reporter is what the executor is built with.
+  std::unique_ptr<ProgressReporter> reporter =
+      MakeReporter(ReportStyle::kPlain, stderr, false, {});
+  Executor executor(prepared.spec, prepared.plan, prepared.source, options, *reporter);
+  absl::StatusOr<std::map<std::string, NodeState>> states = executor.ReadNodeStates();
+  if (!states.ok()) return states.status();
+  return ForecastPlan(prepared.plan, *states);
+}
+
 }  // namespace
 
 int RunPlanCommand(const PlanCommand& command) {
@@ -149,9 +165,24 @@ int RunPlanCommand(const PlanCommand& command) {
   }
   absl::StatusOr<Prepared> prepared = PrepareFromFile(ResolveUserPath(command.spec));
   if (!prepared.ok()) return Fail("plan", prepared.status().message(), kExitBadInput);
+  if (command.check && command.refresh) {
+    return Fail("plan", "--check and --refresh do not go together", kExitBadInput);
+  }
   if (command.check) return RunChecks(command, *prepared, *color);
   const Plan& plan = prepared->plan;
-  std::string text = command.json ? RenderPlanJson(plan) : RenderPlanText(plan, *color);
+  std::string text;
+  if (command.refresh) {
+    absl::StatusOr<std::vector<StepForecast>> forecast = Forecast(command, *prepared);
+    if (!forecast.ok()) {
+      return Fail("plan --refresh", forecast.status().message(),
+                  absl::IsInvalidArgument(forecast.status()) ? kExitBadInput
+                                                             : kExitApplyFailed);
+    }
+    text = command.json ? RenderForecastJson(plan, *forecast)
+                        : RenderPlanText(plan, *color, &*forecast);
+  } else {
+    text = command.json ? RenderPlanJson(plan) : RenderPlanText(plan, *color);
+  }
   std::fputs(text.c_str(), stdout);
   if (!command.out.empty()) {
     std::string out = ResolveUserPath(command.out);

@@ -19,11 +19,15 @@ struct PlanCommand {
   // Connect to the nodes and run the preflight checks alone, changing
   // nothing; print their summary instead of the plan.
   bool check = false;
-  ApplyOptions options;  // for `check`: parallelism, transport options
+  // Connect to the nodes, read what they hold of earlier applies, and mark
+  // each step of the plan with what apply would do to it.
+  bool refresh = false;
+  ApplyOptions options;  // for `check` and `refresh`: parallelism, transport options
 };
 
-// Prints the plan (exit 0), or with `check` the checks' summary (exit 0
-// when every check passed, 1 when one failed).
+// Prints the plan (exit 0; with `refresh`, 1 when a node could not be
+// read), or with `check` the checks' summary (exit 0 when every check
+// passed, 1 when one failed).
 int RunPlanCommand(const PlanCommand& command);
 
 struct ApplyCommand {

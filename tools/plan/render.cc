@@ -1,16 +1,19 @@
 #include "tools/plan/render.h"
 
 #include <algorithm>
+#include <map>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
 
 namespace fleetplan {
 namespace {
 
 constexpr absl::string_view kGreen = "\x1b[32m";
+constexpr absl::string_view kYellow = "\x1b[33m";
 constexpr absl::string_view kBold = "\x1b[1m";
 constexpr absl::string_view kDim = "\x1b[2m";
 constexpr absl::string_view kReset = "\x1b[0m";
@@ -91,7 +94,20 @@ std::string Describe(const Step& step, const RanksIndex& ranks) {
   return step.path;
 }
 
-void RenderPhase(const Phase& phase, const RanksIndex& ranks,
+std::string PaintedMarker(Change change, const Painter& paint) {
+  std::string marker(1, ChangeMarker(change));
+  switch (change) {
+    case Change::kAdd:
+      return paint(kGreen, marker);
+    case Change::kUnchanged:
+      return paint(kDim, marker);
+    default:
+      return paint(kYellow, marker);
+  }
+}
+
+// `forecast`: one per step of this phase, or null (every step `+`).
+void RenderPhase(const Phase& phase, const StepForecast* forecast, const RanksIndex& ranks,
                  size_t node_width, const Painter& paint, std::string* out) {
   absl::StrAppend(out, paint(kBold, PhaseName(phase.kind)));
   if (phase.steps.empty()) {
@@ -99,13 +115,19 @@ void RenderPhase(const Phase& phase, const RanksIndex& ranks,
     return;
   }
   absl::StrAppend(out, "\n");
-  for (const Step& step : phase.steps) {
+  for (size_t i = 0; i < phase.steps.size(); ++i) {
+    const Step& step = phase.steps[i];
     std::string node = step.node;
     node.resize(std::max(node.size(), node_width), ' ');
     std::string kind = step.kind;
     kind.resize(std::max<size_t>(kind.size(), 13), ' ');
-    absl::StrAppend(out, "  ", paint(kGreen, "+"), " ", node, "  ", kind, "  ",
-                    Describe(step, ranks), "\n");
+    Change change = forecast != nullptr ? forecast[i].change : Change::kAdd;
+    absl::StrAppend(out, "  ", PaintedMarker(change, paint), " ", node, "  ", kind, "  ",
+                    Describe(step, ranks));
+    if (forecast != nullptr && !forecast[i].note.empty()) {
+      absl::StrAppend(out, paint(kDim, absl::StrCat("  (", forecast[i].note, ")")));
+    }
+    absl::StrAppend(out, "\n");
   }
 }
 
@@ -120,7 +142,8 @@ bool NcclAuto(const Plan& plan) {
 
 }  // namespace
 
-std::string RenderPlanText(const Plan& plan, bool color) {
+std::string RenderPlanText(const Plan& plan, bool color,
+                           const std::vector<StepForecast>* forecast) {
   Painter paint(color);
   std::vector<NodeRanks> ranks = RanksByNode(plan);
   RanksIndex index;
@@ -135,8 +158,11 @@ std::string RenderPlanText(const Plan& plan, bool color) {
   }
   std::string out = absl::StrCat("fleetplan will perform these steps for '",
                                  plan.spec_name, "' (", plan.spec_path, "):\n\n");
+  size_t first = 0;  // of the phase's steps in `forecast`
   for (const Phase& phase : plan.phases) {
-    RenderPhase(phase, index, node_width, paint, &out);
+    RenderPhase(phase, forecast != nullptr ? forecast->data() + first : nullptr, index,
+                node_width, paint, &out);
+    first += phase.steps.size();
   }
   absl::StrAppend(&out, "\n", paint(kBold, "ranks"), "\n");
   for (const NodeRanks& node : ranks) {
@@ -151,8 +177,37 @@ std::string RenderPlanText(const Plan& plan, bool color) {
   absl::StrAppend(&out, "\n", paint(kBold, "Plan:"), " ", steps,
                   steps == 1 ? " step" : " steps", " on ", ranks.size(),
                   ranks.size() == 1 ? " node, " : " nodes, ", plan.ranks.size(),
-                  plan.ranks.size() == 1 ? " rank.\n" : " ranks.\n");
+                  plan.ranks.size() == 1 ? " rank" : " ranks");
+  if (forecast != nullptr) {
+    std::map<Change, int> counts;
+    for (const StepForecast& step : *forecast) ++counts[step.change];
+    absl::StrAppend(&out, ": ", counts[Change::kAdd], " to add, ", counts[Change::kChange],
+                    " to change, ", counts[Change::kUnchanged], " unchanged");
+    if (counts[Change::kUnknown] > 0) {
+      absl::StrAppend(&out, ", ", counts[Change::kUnknown], " decided during apply");
+    }
+  }
+  absl::StrAppend(&out, ".\n");
   return out;
+}
+
+std::string RenderForecastJson(const Plan& plan, const std::vector<StepForecast>& forecast) {
+  static constexpr const char* kNames[] = {"add", "change", "unchanged", "unknown"};
+  nlohmann::json steps = nlohmann::json::array();
+  size_t i = 0;
+  for (const Phase& phase : plan.phases) {
+    for (const Step& step : phase.steps) {
+      const StepForecast& one = forecast.at(i++);
+      steps.push_back({{"phase", PhaseName(phase.kind)},
+                       {"node", step.node},
+                       {"kind", step.kind},
+                       {"change", kNames[static_cast<int>(one.change)]},
+                       {"note", one.note}});
+    }
+  }
+  nlohmann::json json{
+      {"format", "fleetplan-forecast/1"}, {"plan", plan.hash}, {"steps", std::move(steps)}};
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace fleetplan

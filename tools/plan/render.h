@@ -5,7 +5,9 @@
 // here so that callers need one header).
 
 #include <string>
+#include <vector>
 
+#include "tools/plan/forecast.h"
 #include "tools/plan/plan.h"
 #include "tools/plan/plan_json.h"
 
@@ -16,7 +18,19 @@ namespace fleetplan {
 // then the ranks each node runs (`node 'head' (10.0.0.1): ranks 0-1`) and,
 // with nccl_socket_ifname = "auto", that preflight resolves it per node,
 // then `Plan: N steps on M nodes, W ranks.`. ANSI colours only when `color`.
-std::string RenderPlanText(const Plan& plan, bool color);
+//
+// With a `forecast` (ForecastPlan, one per step in plan order), each step's
+// marker says what apply would do given what the nodes hold: `+` runs (the
+// node recorded nothing), `~` runs (it recorded something else), `=`
+// skipped, `?` decided during apply, with a note where there is more to
+// say; the last line adds the counts.
+std::string RenderPlanText(const Plan& plan, bool color,
+                           const std::vector<StepForecast>* forecast = nullptr);
+
+// The forecast for machines: {"format": "fleetplan-forecast/1", "plan"
+// (its hash), "steps": [{"phase", "node", "kind", "change" ("add",
+// "change", "unchanged", "unknown"), "note"}]}, one line, newline-ended.
+std::string RenderForecastJson(const Plan& plan, const std::vector<StepForecast>& forecast);
 
 }  // namespace fleetplan
 

@@ -1,0 +1,123 @@
+#include "tools/plan/forecast.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetplan {
+namespace {
+
+const NodeState& StateOf(const std::map<std::string, NodeState>& nodes,
+                         const std::string& node) {
+  static const NodeState* kNothing = new NodeState();
+  auto it = nodes.find(node);
+  return it == nodes.end() ? *kNothing : it->second;
+}
+
+// The change a step makes by its own record: none when the node recorded
+// its hash.
+Change ByRecord(const Step& step, const NodeState& state) {
+  auto it = state.records.find(step.phase);
+  if (it == state.records.end()) return Change::kAdd;
+  return it->second == step.hash ? Change::kUnchanged : Change::kChange;
+}
+
+bool Recorded(const Phase& phase, const std::map<std::string, NodeState>& nodes) {
+  for (const Step& step : phase.steps) {
+    if (ByRecord(step, StateOf(nodes, step.node)) != Change::kUnchanged) return false;
+  }
+  return true;
+}
+
+const Phase* FindPhase(const Plan& plan, PhaseKind kind) {
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind == kind) return &phase;
+  }
+  return nullptr;
+}
+
+StepForecast SyncForecast(const NodeState& state) {
+  StepForecast forecast;
+  if (!state.tree_recorded) {
+    forecast.change = Change::kAdd;
+    forecast.note = absl::StrCat("sends all ", state.files_to_send, " files, ",
+                                 state.bytes_to_send, " bytes");
+  } else if (state.files_to_send == 0 && state.files_to_remove == 0) {
+    forecast.change = Change::kUnchanged;
+  } else {
+    forecast.change = Change::kChange;
+    forecast.note = absl::StrCat("sends ", state.files_to_send, " files, ",
+                                 state.bytes_to_send, " bytes; removes ", state.files_to_remove);
+  }
+  return forecast;
+}
+
+}  // namespace
+
+char ChangeMarker(Change change) {
+  switch (change) {
+    case Change::kAdd:
+      return '+';
+    case Change::kChange:
+      return '~';
+    case Change::kUnchanged:
+      return '=';
+    case Change::kUnknown:
+      return '?';
+  }
+  return '?';
+}
+
+std::vector<StepForecast> ForecastPlan(const Plan& plan,
+                                       const std::map<std::string, NodeState>& nodes) {
+  std::vector<StepForecast> forecasts;
+  bool earlier_changes = false;
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind == PhaseKind::kPreflight || phase.kind == PhaseKind::kLaunch) {
+      // All or none. Preflight is skipped only with the launch, which a
+      // node's launch record lets it skip.
+      const Phase* launch = FindPhase(plan, PhaseKind::kLaunch);
+      bool recorded = Recorded(phase, nodes) &&
+                      (phase.kind == PhaseKind::kLaunch || launch == nullptr ||
+                       Recorded(*launch, nodes));
+      bool runs = earlier_changes || !recorded;
+      for (const Step& step : phase.steps) {
+        StepForecast forecast;
+        Change own = ByRecord(step, StateOf(nodes, step.node));
+        forecast.change = !runs ? Change::kUnchanged
+                          : own == Change::kUnchanged ? Change::kChange
+                                                      : own;
+        if (runs && own == Change::kUnchanged) {
+          forecast.note = earlier_changes ? "runs again: an earlier step changes"
+                                          : "runs again: not done on every node";
+        }
+        forecasts.push_back(std::move(forecast));
+      }
+      earlier_changes = earlier_changes || (runs && !phase.steps.empty());
+      continue;
+    }
+    for (const Step& step : phase.steps) {
+      const NodeState& state = StateOf(nodes, step.node);
+      StepForecast forecast;
+      if (step.kind == "bazel-build") {
+        // Whether the program changes is known once bazel has run; the
+        // forecast takes it as unchanged.
+        forecast.change = Change::kUnknown;
+        forecast.note = "runs; changes only if the program does";
+      } else if (step.kind == "sync-tree") {
+        forecast = SyncForecast(state);
+      } else if (step.kind == "authorize-key" && ByRecord(step, state) != Change::kAdd) {
+        // Its record covers the chief's key, which apply reads first.
+        forecast.change = Change::kUnknown;
+        forecast.note = "unchanged if the chief's key is";
+      } else {
+        forecast.change = ByRecord(step, state);
+      }
+      if (forecast.change == Change::kAdd || forecast.change == Change::kChange) {
+        earlier_changes = true;
+      }
+      forecasts.push_back(std::move(forecast));
+    }
+  }
+  return forecasts;
+}
+
+}  // namespace fleetplan
