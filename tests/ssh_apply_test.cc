@@ -209,6 +209,13 @@ TEST_F(SshApplyTest, SecondApplyOfAnUnchangedSpecSendsNothing) {
     ASSERT_THAT(Exec(i, absl::StrCat("rm /tmp/rank-", i, ".env")), IsOk()) << "rank " << i;
   }
 
+  // What plan --refresh reads over ssh says so before apply does.
+  ToolResult refresh = RunTool({"tools/fleetplan-plan", "--refresh", spec});
+  ASSERT_EQ(refresh.status, 0) << refresh.output;
+  EXPECT_THAT(refresh.output, HasSubstr(absl::StrCat("steps on ", kNodes, " nodes, ", kNodes,
+                                                     " ranks: 0 to add, 0 to change, ",
+                                                     4 * kNodes, " unchanged.\n")));
+
   ToolResult again = Apply({"--json", spec});
   ASSERT_EQ(again.status, 0) << again.output;
   StepEvents steps = FinishedSteps(again.output);
