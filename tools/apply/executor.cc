@@ -221,9 +221,7 @@ const NodeSpec* Executor::FindNode(const std::string& name) const {
 }
 
 const std::string& Executor::PhasePreamble(PhaseKind kind) const {
-  for (const Phase& phase : plan_.phases) {
-    if (phase.kind == kind) return phase.preamble;
-  }
+  if (const Phase* phase = FindPhase(plan_, kind); phase != nullptr) return phase->preamble;
   static const std::string* kNone = new std::string();
   return *kNone;
 }
@@ -455,23 +453,24 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   *output = buffer.all();
   std::string where = absl::StrCat("node '", step.node, "', phase ",
                                    PhaseName(step.phase), ", step ", step.kind);
-  if (timed.timed_out()) {
-    std::string message =
-        absl::StrCat(where, ": still running after ", absl::FormatDuration(options_.step_timeout),
-                     " (--step-timeout), stopped\n  command:\n", Indent(command));
+  // What went wrong, then the command and the last of its output.
+  auto describe = [&](absl::string_view what) {
+    std::string message = absl::StrCat(where, ": ", what, "\n  command:\n", Indent(command));
     std::string tail = buffer.Tail();
     if (!tail.empty()) absl::StrAppend(&message, "\n  last output:\n", Indent(tail));
-    return Outcome::Failed(std::move(message));
+    return message;
+  };
+  if (timed.timed_out()) {
+    return Outcome::Failed(describe(absl::StrCat("still running after ",
+                                                 absl::FormatDuration(options_.step_timeout),
+                                                 " (--step-timeout), stopped")));
   }
   if (!status.ok()) {
     return Outcome::Failed(absl::StrCat(where, ": ", status.status().message()));
   }
   if (*status != 0) {
-    std::string message = absl::StrCat(where, ": command exited with status ", *status,
-                                       "\n  command:\n", Indent(command));
-    std::string tail = buffer.Tail();
-    if (!tail.empty()) absl::StrAppend(&message, "\n  last output:\n", Indent(tail));
-    return Outcome::Failed(std::move(message), *status);
+    return Outcome::Failed(describe(absl::StrCat("command exited with status ", *status)),
+                           *status);
   }
   return Outcome();
 }

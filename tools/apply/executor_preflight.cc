@@ -51,10 +51,7 @@ ApplyResult Executor::RunPreflight(const Phase& phase) {
   }
   // All nodes or none: the chief's listener waits for every node's connect
   // check. And the checks guard the launch, so they run whenever it will.
-  const Phase* launch = nullptr;
-  for (const Phase& other : plan_.phases) {
-    if (other.kind == PhaseKind::kLaunch) launch = &other;
-  }
+  const Phase* launch = FindPhase(plan_, PhaseKind::kLaunch);
   if (!changed && !options_.force && !options_.check_only && AllRecorded(phase) &&
       (launch == nullptr || AllRecorded(*launch))) {
     ReportUnchanged(phase);

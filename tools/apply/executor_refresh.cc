@@ -26,6 +26,7 @@ Manifest SourcesOf(Manifest manifest) {
 
 absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
   FP_RETURN_IF_ERROR(OpenConnections());
+  const Manifest sources = SourcesOf(source_);
   std::vector<NodeState> states(spec_.nodes.size());
   std::vector<absl::Status> errors(spec_.nodes.size());
   ParallelFor(
@@ -57,7 +58,7 @@ absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
           errors[i] = text.status();
           return;
         }
-        ManifestDiff diff = DiffManifests(recorded, SourcesOf(source_));
+        ManifestDiff diff = DiffManifests(recorded, sources);
         state.files_to_send = diff.to_send.size();
         for (const ManifestEntry& entry : diff.to_send) state.bytes_to_send += entry.size;
         state.files_to_remove = diff.to_remove.size();

@@ -27,13 +27,6 @@ bool Recorded(const Phase& phase, const std::map<std::string, NodeState>& nodes)
   return true;
 }
 
-const Phase* FindPhase(const Plan& plan, PhaseKind kind) {
-  for (const Phase& phase : plan.phases) {
-    if (phase.kind == kind) return &phase;
-  }
-  return nullptr;
-}
-
 StepForecast SyncForecast(const NodeState& state) {
   StepForecast forecast;
   if (!state.tree_recorded) {

@@ -20,4 +20,11 @@ absl::string_view PhaseName(PhaseKind phase) {
   return "unknown";
 }
 
+const Phase* FindPhase(const Plan& plan, PhaseKind kind) {
+  for (const Phase& phase : plan.phases) {
+    if (phase.kind == kind) return &phase;
+  }
+  return nullptr;
+}
+
 }  // namespace fleetplan

@@ -75,6 +75,9 @@ struct Plan {
   std::string hash;  // digest of all of the above
 };
 
+// The phase of `kind` in `plan`, or null when it has none.
+const Phase* FindPhase(const Plan& plan, PhaseKind kind);
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_PLAN_PLAN_H_

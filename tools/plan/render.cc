@@ -133,11 +133,9 @@ void RenderPhase(const Phase& phase, const StepForecast* forecast, const RanksIn
 
 // True when preflight resolves NCCL_SOCKET_IFNAME on the nodes.
 bool NcclAuto(const Plan& plan) {
-  for (const Phase& phase : plan.phases) {
-    if (phase.kind != PhaseKind::kPreflight || phase.steps.empty()) continue;
-    return Input(phase.steps.front(), "nccl_socket_ifname") == "auto";
-  }
-  return false;
+  const Phase* preflight = FindPhase(plan, PhaseKind::kPreflight);
+  return preflight != nullptr && !preflight->steps.empty() &&
+         Input(preflight->steps.front(), "nccl_socket_ifname") == "auto";
 }
 
 }  // namespace
