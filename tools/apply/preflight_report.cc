@@ -7,14 +7,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tools/util/ansi_style.h"
 
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kRed = "\033[31m";
-constexpr absl::string_view kGreen = "\033[32m";
-constexpr absl::string_view kYellow = "\033[33m";
-constexpr absl::string_view kReset = "\033[0m";
 
 // The table's columns in this order; checks not listed follow.
 constexpr absl::string_view kColumnOrder[] = {
@@ -242,8 +239,10 @@ std::string RenderPreflightTable(const PreflightReport& report, bool color) {
   auto paint = [color](const std::string& text, size_t width) {
     std::string padded = Pad(text, width);
     if (!color || text == "-") return padded;
-    absl::string_view style = text == "FAIL" ? kRed : text == "skip" ? kYellow : kGreen;
-    return absl::StrCat(style, padded, kReset);
+    absl::string_view style = text == "FAIL"   ? ansi::kRed
+                              : text == "skip" ? ansi::kYellow
+                                               : ansi::kGreen;
+    return ansi::Styled(true, style, padded);
   };
 
   size_t node_width = 4;

@@ -7,23 +7,22 @@
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
+#include "tools/util/ansi_style.h"
 
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kReset = "\033[0m";
-
 absl::string_view StatusColor(StepStatus status) {
   switch (status) {
     case StepStatus::kRunning:
-      return "\033[36m";  // cyan
+      return ansi::kCyan;
     case StepStatus::kChanged:
-      return "\033[33m";  // yellow, like ansible's "changed"
+      return ansi::kYellow;  // like ansible's "changed"
     case StepStatus::kUnchanged:
-      return "\033[32m";  // green
+      return ansi::kGreen;
     case StepStatus::kFailed:
     case StepStatus::kCancelled:
-      return "\033[31m";  // red
+      return ansi::kRed;
   }
   return "";
 }
@@ -43,8 +42,7 @@ class PlainReporter : public ProgressReporter {
   void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
                     absl::string_view detail) override {
     if (!steps_) return;
-    std::string name(StepStatusName(status));
-    if (color_) name = absl::StrCat(StatusColor(status), name, kReset);
+    std::string name = ansi::Styled(color_, StatusColor(status), StepStatusName(status));
     std::string line = absl::StrCat("[", step.node, "] ", PhaseName(step.phase), ": ",
                                     name, " (", Seconds(elapsed), ")");
     if (!detail.empty()) absl::StrAppend(&line, " ", detail);
@@ -63,8 +61,7 @@ class PlainReporter : public ProgressReporter {
     if (ok) {
       Print("apply complete");
     } else {
-      Print(absl::StrCat(color_ ? "\033[31m" : "", "apply failed: ", message,
-                         color_ ? kReset : ""));
+      Print(ansi::Styled(color_, ansi::kRed, absl::StrCat("apply failed: ", message)));
     }
   }
 
@@ -177,17 +174,16 @@ class LiveReporter : public ProgressReporter {
     if (ok) {
       std::fprintf(out_, "apply complete\n");
     } else {
-      std::fprintf(out_, "%sapply failed: %.*s%s\n", color_ ? "\033[31m" : "",
-                   static_cast<int>(message.size()), message.data(),
-                   color_ ? "\033[0m" : "");
+      std::fprintf(out_, "%s\n",
+                   ansi::Styled(color_, ansi::kRed, absl::StrCat("apply failed: ", message))
+                       .c_str());
     }
     std::fflush(out_);
   }
 
  private:
   std::string Colored(StepStatus status) {
-    if (!color_) return std::string(StepStatusName(status));
-    return absl::StrCat(StatusColor(status), StepStatusName(status), kReset);
+    return ansi::Styled(color_, StatusColor(status), StepStatusName(status));
   }
 
   void Update(const std::string& node, std::string line) {

@@ -8,22 +8,21 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
+#include "tools/util/ansi_style.h"
 
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kGreen = "\x1b[32m";
-constexpr absl::string_view kYellow = "\x1b[33m";
-constexpr absl::string_view kBold = "\x1b[1m";
-constexpr absl::string_view kDim = "\x1b[2m";
-constexpr absl::string_view kReset = "\x1b[0m";
+using ansi::kBold;
+using ansi::kDim;
+using ansi::kGreen;
+using ansi::kYellow;
 
 class Painter {
  public:
   explicit Painter(bool color) : color_(color) {}
   std::string operator()(absl::string_view style, absl::string_view text) const {
-    if (!color_) return std::string(text);
-    return absl::StrCat(style, text, kReset);
+    return ansi::Styled(color_, style, text);
   }
 
  private:
