@@ -293,6 +293,15 @@ absl::Status Executor::Record(const Step& step, const std::string& hash) {
       StepRecordPath(*FindNode(step.node), step.phase), absl::StrCat(hash, "\n"), 0644);
 }
 
+ApplyResult Executor::RecordPhase(const Phase& phase) {
+  for (const Step& step : phase.steps) {
+    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+      return {kExitApplyFailed, absl::StrCat("node '", step.node, "': ", recorded.message())};
+    }
+  }
+  return {};
+}
+
 Executor::Outcome Executor::Build(const Step& step) {
   std::string label;
   for (const auto& [key, value] : step.inputs) {
@@ -556,13 +565,7 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
     return {code, DescribeFailure(*failure)};
   }
   if (!first_message.empty()) return {kExitApplyFailed, first_message};
-  for (const Step& step : phase.steps) {
-    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-      return {kExitApplyFailed,
-              absl::StrCat("node '", step.node, "': ", recorded.message())};
-    }
-  }
-  return {};
+  return RecordPhase(phase);
 }
 
 }  // namespace fleetplan

@@ -139,6 +139,9 @@ class Executor {
   // Reports every step of `phase` as unchanged.
   void ReportUnchanged(const Phase& phase);
   absl::Status Record(const Step& step, const std::string& hash);
+  // Records every step of `phase` on its node (all or none of a phase
+  // succeeded: preflight, launch); the first failure names its node.
+  ApplyResult RecordPhase(const Phase& phase);
   void ReportChecks() ABSL_LOCKS_EXCLUDED(mu_);
   const NodeSpec* FindNode(const std::string& name) const;
   // The preamble of the plan's phase of `kind` ("" when none).

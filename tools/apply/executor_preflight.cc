@@ -83,13 +83,7 @@ ApplyResult Executor::RunPreflight(const Phase& phase) {
   }
   ReportChecks();
   if (!message.empty()) return {kExitApplyFailed, message};
-  for (const Step& step : phase.steps) {
-    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-      return {kExitApplyFailed,
-              absl::StrCat("node '", step.node, "': ", recorded.message())};
-    }
-  }
-  return {};
+  return RecordPhase(phase);
 }
 
 void Executor::ReportChecks() {
