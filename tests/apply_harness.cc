@@ -202,4 +202,13 @@ absl::StatusOr<std::string> EnsureDockerTestbed() {
   return RunScript("tests/testbed/node_image.sh");
 }
 
+std::string* DockerTestbedTest::image_ = nullptr;
+
+void DockerTestbedTest::SetUpTestSuite() {
+  if (image_ != nullptr) return;
+  absl::StatusOr<std::string> image = EnsureDockerTestbed();
+  ASSERT_TRUE(image.ok()) << image.status();
+  image_ = new std::string(*image);
+}
+
 }  // namespace fleetplan

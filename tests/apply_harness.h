@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 
 namespace fleetplan {
@@ -93,6 +94,19 @@ absl::Status StopTestbedCluster(absl::string_view prefix);
 // DOCKER_HOST at it, builds the node image if needed, and returns the
 // image's name.
 absl::StatusOr<std::string> EnsureDockerTestbed();
+
+// A suite on the Docker test bed: EnsureDockerTestbed once for the suite;
+// each test's SetUp should first check ready().
+class DockerTestbedTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite();
+  static bool ready() { return image_ != nullptr; }
+  // The node image's name.
+  static const std::string& image() { return *image_; }
+
+ private:
+  static std::string* image_;
+};
 
 }  // namespace fleetplan
 

@@ -35,16 +35,10 @@ constexpr char kWorkdir[] = "/work/fleetplan";
 // Quotes, command substitution, backquotes, a backslash, a newline, `$`.
 const char kHostile[] = "it's $(touch /tmp/fp-pwned) `id` \"q\" \\n\\\n$HOME;|&";
 
-class DockerApplyTest : public ::testing::Test {
+class DockerApplyTest : public DockerTestbedTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::string> image = EnsureDockerTestbed();
-    ASSERT_THAT(image, IsOk());
-    image_ = new std::string(*image);
-  }
-
   void SetUp() override {
-    ASSERT_NE(image_, nullptr);
+    ASSERT_TRUE(ready());
     dir_ = MakeTempDir();
     prefix_ = absl::StrCat("fp-e2e-", getpid(), "-", ++specs_);
     ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
@@ -104,20 +98,18 @@ class DockerApplyTest : public ::testing::Test {
     return ContainerExec(Node(node), command);
   }
 
-  static std::string* image_;
   static int specs_;
   std::string dir_;
   std::string prefix_;
   std::string spec_;
 };
 
-std::string* DockerApplyTest::image_ = nullptr;
 int DockerApplyTest::specs_ = 0;
 
 TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   std::string spec = WriteSpec(
       "train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
-      *image_);
+      image());
   ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0), 0.86);
   ASSERT_EQ(apply.status, 0);
   // Every rank has its log with its node's agent.
@@ -140,7 +132,7 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
 
 TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
   // FAIL_RANK names no rank: every rank records its env and keeps running.
-  std::string spec = WriteSpec("rank.sh", "", *image_);
+  std::string spec = WriteSpec("rank.sh", "", image());
   ToolResult apply;
   std::thread runner([&] { apply = Apply({spec}); });
   absl::Time deadline = absl::Now() + absl::Seconds(60);
@@ -174,7 +166,7 @@ TEST_F(DockerApplyTest, MissingImageIsNamedAndNothingIsCreated) {
 }
 
 TEST_F(DockerApplyTest, NoDaemonSaysHowToStartOne) {
-  std::string spec = WriteSpec("rank.sh", "", *image_);
+  std::string spec = WriteSpec("rank.sh", "", image());
   ToolResult apply =
       Apply({spec}, absl::Seconds(60), {{"DOCKER_HOST", absl::StrCat("unix:///tmp/", prefix_, ".sock")}});
   EXPECT_EQ(apply.status, 1) << apply.output;

@@ -45,16 +45,10 @@ struct SpecOptions {
   std::string env;        // more [env] lines
 };
 
-class PreflightTest : public ::testing::Test {
+class PreflightTest : public DockerTestbedTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::string> image = EnsureDockerTestbed();
-    ASSERT_THAT(image, IsOk());
-    image_ = new std::string(*image);
-  }
-
   void SetUp() override {
-    ASSERT_NE(image_, nullptr);
+    ASSERT_TRUE(ready());
     dir_ = MakeTempDir();
     prefix_ = absl::StrCat("fp-pre-", getpid(), "-", ++clusters_);
     ASSERT_THAT(StartTestbedCluster(kNodes, prefix_), IsOk());
@@ -75,7 +69,7 @@ class PreflightTest : public ::testing::Test {
     std::string spec = absl::StrCat(
         "name = \"", prefix_, "\"\n[defaults]\ntransport = \"docker\"\nworkdir = ",
         TomlString(options.workdir), "\n", options.defaults, nodes,
-        "[docker]\nimage = ", TomlString(*image_), "\nnetwork = \"", prefix_,
+        "[docker]\nimage = ", TomlString(image()), "\nnetwork = \"", prefix_,
         "-net\"\ncreate = true\n[sync]\nsource = \"src\"\n"
         "[env]\nHOSTILE = \"x\"\nFP_OUT = \"/tmp\"\nFAIL_RANK = \"none\"\n",
         options.env, "[network]\nnccl_socket_ifname = \"auto\"\nmaster_port = ", kPort,
@@ -110,13 +104,11 @@ class PreflightTest : public ::testing::Test {
     }
   }
 
-  static std::string* image_;
   static int clusters_;
   std::string dir_;
   std::string prefix_;
 };
 
-std::string* PreflightTest::image_ = nullptr;
 int PreflightTest::clusters_ = 0;
 
 TEST_F(PreflightTest, AutoPicksEth0AndTheRanksGetIt) {
