@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Installs what is missing, starts the test bed's Docker daemon, runs every
+# test. Extra arguments go to `bazel test` (e.g. --config=ci --keep_going).
+#
+# The daemon is started here, before Bazel, because Bazel ends every process
+# a test leaves behind when that test ends: a daemon started by the first
+# docker test would die under the docker tests still running beside it.
+# Each test still calls `dockerd.sh ensure`, so one test run alone works too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+./tools/install-deps.sh
+tests/testbed/dockerd.sh ensure >/dev/null
+exec bazel test "$@" //...
