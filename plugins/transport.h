@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -30,6 +31,14 @@ struct CommandSpec {
   // the launch agent takes end-of-file on stdin as "stop every rank".
   bool hold_stdin = false;
 };
+
+// How long a cancelled command is given to end after its stdin closes
+// before it is sent SIGTERM: `grace` for a command that holds stdin (the
+// agent stops its ranks on end-of-file); none for the others, which never
+// read it.
+inline absl::Duration StdinGraceFor(const CommandSpec& command, absl::Duration grace) {
+  return command.hold_stdin ? grace : absl::ZeroDuration();
+}
 
 // Receives the command's output (stdout and stderr) as it arrives, in
 // chunks that need not end at line boundaries. Called from one thread at a

@@ -84,7 +84,7 @@ absl::StatusOr<int> DockerConnection::Run(const CommandSpec& command,
     if (stage == Stage::kRunning) {
       stream->CloseStdin();
       stage = Stage::kStdinClosed;
-      deadline = now + options_.stdin_grace;
+      deadline = now + StdinGraceFor(command, options_.stdin_grace);
     } else if (stage == Stage::kStdinClosed && now >= deadline) {
       SignalRun(token, "TERM");
       stage = Stage::kTermSent;

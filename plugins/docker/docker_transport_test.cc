@@ -250,6 +250,26 @@ TEST_F(DockerTransportTest, CancelSignalsCommandThatIgnoresStdin) {
             std::make_pair(0, std::string("none\n")));
 }
 
+TEST_F(DockerTransportTest, CancelSignalsAtOnceACommandThatDoesNotHoldStdin) {
+  // A long stdin grace that a command not holding stdin must not wait for.
+  DockerTransport patient(DockerOptions{absl::Seconds(10), absl::Milliseconds(500)});
+  FP_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> connection,
+                          patient.Connect(*spec_, spec_->nodes[0], {}));
+  Output output;
+  absl::Notification cancel;
+  absl::StatusOr<int> status;
+  CommandSpec command{"sleep 1003 & echo started; sleep 1004; echo not-reached"};
+  std::thread runner([&] { status = connection->Run(command, output.Callback(), &cancel); });
+  ASSERT_TRUE(output.WaitFor("started\n", absl::Seconds(10)));
+  absl::Time cancelled = absl::Now();
+  cancel.Notify();
+  runner.join();
+  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(5));
+  EXPECT_THAT(status, IsOkAndHolds(143));  // SIGTERM
+  EXPECT_EQ(Run({"pgrep -f 'sleep 100[34]' || echo none"}),
+            std::make_pair(0, std::string("none\n")));
+}
+
 TEST_F(DockerTransportTest, CreateTrueCreatesAndDestroyRemoves) {
   std::string suffix = absl::StrCat(getpid());
   ClusterSpec spec = SpecFor("fp-dtest-b-" + suffix, *image_,

@@ -46,7 +46,7 @@ absl::StatusOr<int> LocalConnection::Run(const CommandSpec& command,
     if (!stop_at.has_value() && cancel != nullptr && cancel->HasBeenNotified()) {
       // First the polite way: EOF on stdin; the agent stops its ranks on it.
       process.CloseStdin();
-      stop_at = absl::Now() + options_.stdin_grace;
+      stop_at = absl::Now() + StdinGraceFor(command, options_.stdin_grace);
     }
     if (stop_at.has_value() && absl::Now() >= *stop_at) {
       StopAll(processes, options_.term_grace, forward);

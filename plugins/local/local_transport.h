@@ -15,9 +15,9 @@
 namespace fleetplan {
 
 struct LocalOptions {
-  // After a cancel closes a command's stdin: how long it may take to exit
-  // by itself (the launch agent stops its ranks on EOF), then how long
-  // after SIGTERM before SIGKILL.
+  // After a cancel closes the stdin of a command that holds it: how long
+  // it may take to exit by itself (the launch agent stops its ranks on
+  // EOF; see StdinGraceFor), then how long after SIGTERM before SIGKILL.
   absl::Duration stdin_grace = absl::Seconds(10);
   absl::Duration term_grace = absl::Seconds(5);
 };

@@ -128,28 +128,48 @@ TEST(LocalConnectionTest, OutputIsStreamedWhileTheCommandRuns) {
   EXPECT_GE(sink.chunks(), 2);
 }
 
-TEST(LocalConnectionTest, CancelStopsACommandThatIgnoresStdin) {
+// Cancels `command` once it printed its first line; returns how long the
+// run took from the cancel, its status, and the pid it printed as `pid=N`.
+struct CancelledRun {
+  absl::Duration after_cancel;
+  absl::StatusOr<int> status;
+  pid_t pid = 0;
+};
+CancelledRun RunAndCancel(LocalConnection& connection, const CommandSpec& command) {
+  OutputSink sink;
+  absl::Notification cancel;
+  CancelledRun run;
+  std::thread runner([&] { run.status = connection.Run(command, sink.Callback(), &cancel); });
+  if (sink.WaitFor("\n")) run.pid = PidsAfter(sink.text(), "pid=").at(0);
+  absl::Time start = absl::Now();
+  cancel.Notify();
+  runner.join();
+  run.after_cancel = absl::Now() - start;
+  return run;
+}
+
+TEST(LocalConnectionTest, CancelStopsAHeldCommandThatIgnoresStdin) {
   LocalOptions options;
   options.stdin_grace = absl::Milliseconds(200);
   options.term_grace = absl::Seconds(2);
   LocalConnection connection(options);
-  OutputSink sink;
-  absl::Notification cancel;
-  absl::StatusOr<int> status;
-  std::thread runner([&] {
-    status = connection.Run(Command("sleep 1000 & echo pid=$!; wait"), sink.Callback(),
-                            &cancel);
-  });
-  ASSERT_TRUE(sink.WaitFor("\n"));
-  pid_t sleeper = PidsAfter(sink.text(), "pid=").at(0);
-  ASSERT_TRUE(ProcessRunning(sleeper));
-  absl::Time start = absl::Now();
-  cancel.Notify();
-  runner.join();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
-  ASSERT_THAT(status, IsOk());
-  EXPECT_EQ(*status, 128 + 15);
-  EXPECT_TRUE(WaitUntilGone(sleeper));
+  CommandSpec command = Command("sleep 1000 & echo pid=$!; wait");
+  command.hold_stdin = true;
+  CancelledRun run = RunAndCancel(connection, command);
+  ASSERT_NE(run.pid, 0);
+  EXPECT_GE(run.after_cancel, absl::Milliseconds(200)) << "the stdin grace comes first";
+  EXPECT_LT(run.after_cancel, absl::Seconds(2));
+  EXPECT_THAT(run.status, IsOkAndHolds(128 + 15));
+  EXPECT_TRUE(WaitUntilGone(run.pid));
+}
+
+TEST(LocalConnectionTest, CancelSignalsAtOnceACommandThatDoesNotHoldStdin) {
+  LocalConnection connection;  // default stdin grace (10 s): not waited for
+  CancelledRun run = RunAndCancel(connection, Command("sleep 1000 & echo pid=$!; wait"));
+  ASSERT_NE(run.pid, 0);
+  EXPECT_LT(run.after_cancel, absl::Seconds(2));
+  EXPECT_THAT(run.status, IsOkAndHolds(128 + 15));
+  EXPECT_TRUE(WaitUntilGone(run.pid));
 }
 
 TEST(LocalConnectionTest, CancelClosesHeldStdin) {

@@ -118,7 +118,7 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
       // First the polite way: EOF on stdin; the agent stops its ranks on it.
       if (!eof_sent) ssh_channel_send_eof(channel.get());
       eof_sent = true;
-      term_at = absl::Now() + options_.stdin_grace;
+      term_at = absl::Now() + StdinGraceFor(command, options_.stdin_grace);
     }
     // Signals go to the command's process group, known once its pid line
     // arrives; on a loaded node that can be after the stdin grace.

@@ -16,9 +16,10 @@
 namespace fleetplan {
 
 struct SshRunOptions {
-  // After a cancel sends EOF: how long the command may take to exit by
-  // itself (the launch agent stops its ranks on EOF), then how long after
-  // SIGTERM to its process group before SIGKILL.
+  // After a cancel sends EOF to a command that holds stdin: how long it
+  // may take to exit by itself (the launch agent stops its ranks on EOF;
+  // see StdinGraceFor), then how long after SIGTERM to its process group
+  // before SIGKILL.
   absl::Duration stdin_grace = absl::Seconds(10);
   absl::Duration term_grace = absl::Seconds(5);
 };

@@ -348,6 +348,23 @@ TEST_F(SshTransportTest, CancelStopsACommandThatIgnoresEof) {
   EXPECT_NE(alive.exit, 0) << "remote sleep still runs";
 }
 
+TEST_F(SshTransportTest, CancelSignalsAtOnceACommandThatDoesNotHoldStdin) {
+  TrustServer();
+  // A long stdin grace that a command not holding stdin must not wait for.
+  SshTransport patient{SshTransportOptions{"/dev/null", {absl::Seconds(10), absl::Seconds(1)}}};
+  FP_ASSERT_OK_AND_ASSIGN(auto connection, patient.Connect(spec_, node(), {}));
+  std::string pid_file = MakeTempDir() + "/sleep.pid";
+  absl::Notification cancel;
+  cancel.Notify();
+  absl::Time start = absl::Now();
+  Result result =
+      Run(*connection, {absl::StrCat("echo $$ > ", pid_file, "; exec sleep 60")}, &cancel);
+  EXPECT_EQ(result.exit, 128 + 15);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  Result alive = Run(*connection, {absl::StrCat("kill -0 $(cat ", pid_file, ")")});
+  EXPECT_NE(alive.exit, 0) << "remote sleep still runs";
+}
+
 TEST_F(SshTransportTest, LostConnectionIsUnavailableNamingTheNode) {
   TrustServer();
   FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
