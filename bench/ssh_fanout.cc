@@ -1,7 +1,7 @@
 // Runs one command on N nodes in parallel through the `ssh` transport, as
 // apply's fan-out does: connect, run, report. For bench/ssh_bench.sh.
 //
-//   ssh_fanout --nodes=127.0.0.1:2201,127.0.0.1:2202 --user=root \
+//   ssh_fanout --nodes=127.0.0.1:2201,127.0.0.1:2202 --user=root
 //       --key=/path/key --known_hosts=/path/known_hosts -- true
 
 #include <cstdio>

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Syncing a 2,000-file, 40 MB tree to N ssh nodes, side by side under
-# hyperfine: fleetplan's sync step over the ssh transport alone
-# (//bench:sync_fanout, one process, a thread per node), the whole `apply`
+# hyperfine: fleetplan's sync phase over the ssh transport alone
+# (//bench:sync_fanout: apply's executor running only the plan's sync
+# phase, every node at once), the whole `apply`
 # of a spec with that [sync] whose job is /bin/true (connect, sync,
 # environment, preflight, launch; when nothing changed, all but the sync are
 # skipped), and `rsync -a` over ssh to every node in parallel. Targets:

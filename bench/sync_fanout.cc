@@ -1,17 +1,17 @@
-// Syncs a source tree to N nodes in parallel through the `ssh` transport,
-// as apply's sync phase does: manifest of the source (with the launch agent
-// added, as apply ships it), a connection per node, then on every node at
-// once what a sync step does (the workdir check before anything is sent,
-// SyncTree with the agent checking what arrived, then the step record).
-// For bench/sync_bench.sh.
+// Runs apply's sync phase, and nothing else, to N nodes through the `ssh`
+// transport: the spec is compiled as apply compiles it (a [sync] of
+// --source, the workdir --dest on every node) and the plan's sync phase is
+// run by apply's own executor (the workdir check before anything is sent,
+// the tree with the launch agent, the agent checking what arrived, the step
+// record). For bench/sync_bench.sh.
 //
 //   sync_fanout --nodes=10.0.0.2,10.0.0.3 --user=root --key=/path/key
 //       --known_hosts=/path/known_hosts --source=/path/tree --dest=/srv/tree
 //       --agent=/path/fleetplan-agent
 //
-// With --rounds=K the sync is repeated K times over the same connections
-// and each round's time is printed (`round I MS`); rounds after the first
-// are the unchanged re-sync of an apply whose connections are open.
+// With --rounds=K the phase is run K times over the same connections and
+// each round's time is printed (`round I MS`); rounds after the first are
+// the unchanged re-sync of an apply whose connections are open.
 
 #include <chrono>
 #include <cstdio>
@@ -21,19 +21,17 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
-#include "absl/strings/str_cat.h"
 #include "bench/ssh_nodes.h"
-#include "plugins/transport.h"
-#include "tools/plan/node_scripts.h"
-#include "tools/plan/preflight_script.h"
-#include "tools/sync/manifest.h"
-#include "tools/sync/sync_tree.h"
+#include "tools/apply/executor.h"
+#include "tools/apply/progress.h"
+#include "tools/cli/prepare.h"
+#include "tools/plan/plan.h"
 
 ABSL_FLAG(std::string, source, "", "local tree to sync");
 ABSL_FLAG(std::string, dest, "", "destination root on every node (absolute)");
 ABSL_FLAG(std::string, agent, "", "the fleetplan-agent binary to ship with the tree");
 ABSL_FLAG(int, rounds, 1, "syncs over the same connections");
-ABSL_FLAG(bool, verbose, false, "print phase times and what each round sent");
+ABSL_FLAG(bool, verbose, false, "print the connect time and each node's sync step");
 
 namespace {
 
@@ -41,6 +39,11 @@ using Clock = std::chrono::steady_clock;
 
 double MsSince(Clock::time_point start) {
   return std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+}
+
+int Fail(const absl::Status& status, int exit_code) {
+  std::fprintf(stderr, "%s\n", status.ToString().c_str());
+  return exit_code;
 }
 
 }  // namespace
@@ -54,91 +57,41 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "--source, an absolute --dest and --agent are required\n");
     return 2;
   }
-  absl::StatusOr<fleetplan::ClusterSpec> parsed = fleetplan::bench::SshSpecFromFlags(dest);
-  if (!parsed.ok()) {
-    std::fprintf(stderr, "%s\n", parsed.status().ToString().c_str());
-    return 2;
-  }
-  const fleetplan::ClusterSpec& spec = *parsed;
-  auto transport = fleetplan::TransportRegistry::Global().Find("ssh");
-  if (!transport.ok()) {
-    std::fprintf(stderr, "%s\n", transport.status().ToString().c_str());
-    return 1;
-  }
+  absl::StatusOr<fleetplan::ClusterSpec> spec = fleetplan::bench::SshSpecFromFlags(dest);
+  if (!spec.ok()) return Fail(spec.status(), 2);
+  spec->nodes[0].chief = true;
+  spec->sync.enabled = true;
+  spec->sync.source = absl::GetFlag(FLAGS_source);
+  spec->job.program = "/bin/true";  // compiled, never run: only sync runs
 
-  // Apply builds the manifest before it connects; so does this.
+  // As apply does: the source's manifest, then the plan.
+  absl::StatusOr<fleetplan::Prepared> prepared = fleetplan::PrepareFromSpec(*std::move(spec));
+  if (!prepared.ok()) return Fail(prepared.status(), 2);
+  fleetplan::Plan plan;
+  plan.phases.push_back(*fleetplan::FindPhase(prepared->plan, fleetplan::PhaseKind::kSync));
+
+  fleetplan::ApplyOptions options;
+  options.parallelism = static_cast<int>(prepared->spec.nodes.size());
+  options.transport = fleetplan::bench::SshOptionsFromFlags();
+  options.agent_path = absl::GetFlag(FLAGS_agent);
+  std::vector<std::string> names;
+  for (const fleetplan::NodeSpec& node : prepared->spec.nodes) names.push_back(node.name);
+  std::FILE* report_to = verbose ? stdout : std::fopen("/dev/null", "w");
+  std::unique_ptr<fleetplan::ProgressReporter> reporter = fleetplan::MakeReporter(
+      fleetplan::ReportStyle::kPlain, report_to, /*color=*/false, names);
+  fleetplan::Executor executor(prepared->spec, plan, prepared->source, options, *reporter);
+
   Clock::time_point start = Clock::now();
-  absl::StatusOr<fleetplan::Manifest> manifest =
-      fleetplan::BuildManifest(absl::GetFlag(FLAGS_source), {});
-  if (manifest.ok()) {
-    absl::Status added = fleetplan::AddExtraFiles(
-        {{absl::GetFlag(FLAGS_agent), ".fleetplan/bin/fleetplan-agent"}}, &*manifest);
-    if (!added.ok()) manifest = added;
-  }
-  if (!manifest.ok()) {
-    std::fprintf(stderr, "%s\n", manifest.status().ToString().c_str());
-    return 1;
-  }
-  if (verbose) std::printf("manifest %.2f\n", MsSince(start));
-
-  const size_t n = spec.nodes.size();
-  const fleetplan::TransportOptions options = fleetplan::bench::SshOptionsFromFlags();
-  std::vector<std::unique_ptr<fleetplan::Connection>> connections(n);
-  std::vector<std::string> errors(n);
-  start = Clock::now();
-  fleetplan::bench::ForEachNode(n, [&](size_t i) {
-    auto connection = (*transport)->Connect(spec, spec.nodes[i], options);
-    if (connection.ok()) connections[i] = *std::move(connection);
-    else errors[i] = connection.status().ToString();
-  });
+  if (absl::Status connected = executor.Connect(); !connected.ok()) return Fail(connected, 1);
   if (verbose) std::printf("connect %.2f\n", MsSince(start));
-
-  std::vector<fleetplan::SyncResult> results(n);
-  std::vector<double> node_ms(n);
-  const std::string record = absl::StrCat(manifest->SourceDigest(), "\n");
   for (int round = 1; round <= absl::GetFlag(FLAGS_rounds); ++round) {
     start = Clock::now();
-    fleetplan::bench::ForEachNode(n, [&](size_t i) {
-      if (!errors[i].empty()) return;
-      // The manifest path apply uses (SyncManifestPath in the executor).
-      std::string manifest_path =
-          absl::StrCat(dest, "/.fleetplan/nodes/", spec.nodes[i].name, "/manifest");
-      const fleetplan::NodeSpec& node = spec.nodes[i];
-      fleetplan::SyncOptions sync;
-      sync.before_send = [&](uint64_t bytes) -> absl::Status {
-        absl::StatusOr<int> exit = connections[i]->Run(
-            {fleetplan::WorkdirCheckScript(node, bytes)}, [](absl::string_view) {}, nullptr);
-        if (!exit.ok()) return exit.status();
-        return *exit == 0 ? absl::OkStatus() : absl::InternalError("workdir check failed");
-      };
-      sync.verifier = fleetplan::AgentPath(node);
-      absl::StatusOr<fleetplan::SyncResult> result =
-          fleetplan::SyncTree(*connections[i], *manifest, dest, manifest_path, sync);
-      if (!result.ok()) {
-        errors[i] = result.status().ToString();
-        return;
-      }
-      results[i] = *result;
-      // The step record apply writes after every sync step.
-      absl::Status recorded = connections[i]->WriteFile(
-          absl::StrCat(dest, "/.fleetplan/nodes/", spec.nodes[i].name, "/steps/sync"),
-          record, 0644);
-      if (!recorded.ok()) errors[i] = recorded.ToString();
-      node_ms[i] = MsSince(start);
-    });
-    std::printf("round %d %.2f\n", round, MsSince(start));
-    if (verbose) {
-      for (size_t i = 0; i < n; ++i) {
-        std::printf("  %s: %.2f ms, %d sent (%llu bytes), %d removed\n",
-                    spec.nodes[i].name.c_str(), node_ms[i], results[i].files_sent,
-                    static_cast<unsigned long long>(results[i].bytes_sent),
-                    results[i].files_removed);
-      }
+    fleetplan::ApplyResult result = executor.Run();
+    if (result.exit_code != 0) {
+      std::fprintf(stderr, "%s\n", result.message.c_str());
+      return 1;
     }
+    std::printf("round %d %.2f\n", round, MsSince(start));
   }
-  int failed = 0;
-  for (const std::string& error : errors) {
-    if (!error.empty()) std::fprintf(stderr, "%s\n", error.c_str()), ++failed;
-  }
-  return failed == 0 ? 0 : 1;
+  return 0;
 }

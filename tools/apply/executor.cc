@@ -65,8 +65,16 @@ Executor::Executor(const ClusterSpec& spec, const Plan& plan, const Manifest& so
 Executor::~Executor() = default;
 
 ApplyResult Executor::Run() {
-  absl::Status opened = OpenConnections();
+  absl::Status opened = Connect();
   if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
+  {
+    // What an earlier Run found is not this one's.
+    absl::MutexLock lock(&mu_);
+    anything_changed_ = false;
+    built_.clear();
+    checks_ = PreflightReport(NodeNames(spec_));
+    checks_reported_ = false;
+  }
   for (const Phase& phase : plan_.phases) {
     ApplyResult result = phase.kind == PhaseKind::kLaunch      ? RunLaunch(phase)
                          : phase.kind == PhaseKind::kPreflight ? RunPreflight(phase)
@@ -103,7 +111,8 @@ void Executor::CancelAll() {
   }
 }
 
-absl::Status Executor::OpenConnections() {
+absl::Status Executor::Connect() {
+  if (!connections_.empty()) return absl::OkStatus();
   std::vector<absl::Status> errors(spec_.nodes.size());
   std::vector<std::unique_ptr<Connection>> opened(spec_.nodes.size());
   ParallelFor(
@@ -132,6 +141,9 @@ absl::Status Executor::OpenConnections() {
                                        "' (", spec_.nodes[i].transport,
                                        "): ", errors[i].message()));
     }
+  }
+  // All or none: a later Connect tries again.
+  for (size_t i = 0; i < spec_.nodes.size(); ++i) {
     connections_[spec_.nodes[i].name] = std::move(opened[i]);
   }
   return absl::OkStatus();

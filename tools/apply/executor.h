@@ -74,8 +74,15 @@ class Executor {
            ApplyOptions options, ProgressReporter& reporter);
   ~Executor();
 
-  // Runs the plan once. Reports every step to the reporter, but not the end
-  // of the apply (the caller does).
+  // Opens a connection to every node, in parallel; the first node that
+  // cannot be reached is named. Does nothing once they are open. Run calls
+  // it; calling it first keeps connecting out of what Run takes (benchmarks).
+  absl::Status Connect();
+
+  // Runs the plan. Reports every step to the reporter, but not the end of
+  // the apply (the caller does). After a Run that succeeded, Run may be
+  // called again: it runs the plan anew over the same connections, so what
+  // the nodes recorded is skipped (the sync benchmark's unchanged rounds).
   ApplyResult Run();
 
   // `plan --refresh`: connects (run it with transport.read_only) and reads
@@ -110,7 +117,6 @@ class Executor {
   };
   class NodeOutput;
 
-  absl::Status OpenConnections();
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);
   ApplyResult RunLaunch(const Phase& phase);
@@ -157,7 +163,7 @@ class Executor {
   const ApplyOptions options_;
   ProgressReporter& reporter_;
 
-  // Set up before the phases run; read-only afterwards.
+  // Set up by Connect, before the phases run; read-only afterwards.
   std::map<std::string, std::unique_ptr<Connection>> connections_;
   std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
 

@@ -25,7 +25,7 @@ Manifest SourcesOf(Manifest manifest) {
 }  // namespace
 
 absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
-  FP_RETURN_IF_ERROR(OpenConnections());
+  FP_RETURN_IF_ERROR(Connect());
   const Manifest sources = SourcesOf(source_);
   std::vector<NodeState> states(spec_.nodes.size());
   std::vector<absl::Status> errors(spec_.nodes.size());

@@ -48,6 +48,7 @@ struct World {
   std::vector<std::string> runs;             // "node: command"
   std::vector<std::string> sent;             // "node: path"
   std::vector<std::string> held_stdin;       // "node: command" run with stdin held
+  int connections = 0;                       // opened
   std::map<std::string, std::pair<absl::Time, absl::Time>> spans;  // per run
   int running = 0;
   int max_running = 0;
@@ -135,6 +136,8 @@ class FakeTransport : public Transport {
                                                       const NodeSpec& node,
                                                       const TransportOptions&) override {
     if (node.address == "unreachable") return absl::UnavailableError("no route to host");
+    absl::MutexLock lock(&world_->mu);
+    ++world_->connections;
     return std::make_unique<FakeConnection>(world_, node.name);
   }
 
@@ -316,6 +319,24 @@ TEST_F(ExecutorTest, RecordedStepsAreSkippedUnlessForced) {
   force.force = true;
   ASSERT_EQ(Apply(spec, plan, force).exit_code, 0);
   EXPECT_EQ(world_.runs.size(), 12u);
+}
+
+TEST_F(ExecutorTest, RunAgainReusesTheConnectionsAndSkipsWhatIsRecorded) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  RecordingReporter reporter;
+  Executor executor(spec, plan, source_, {}, reporter);
+  ASSERT_THAT(executor.Connect(), IsOk());
+  ASSERT_THAT(executor.Connect(), IsOk());
+  EXPECT_EQ(world_.connections, 2);
+  ASSERT_EQ(executor.Run().exit_code, 0);
+  ASSERT_EQ(world_.runs.size(), 4u);
+  ASSERT_EQ(executor.Run().exit_code, 0);
+  EXPECT_EQ(world_.connections, 2) << "no connection opened again";
+  EXPECT_EQ(world_.runs.size(), 4u) << "nothing runs again";
+  EXPECT_THAT(reporter.Events("launch"),
+              ElementsAre("a launch changed", "a launch unchanged", "b launch changed",
+                          "b launch unchanged"));
 }
 
 TEST_F(ExecutorTest, FailureStopsLaterPhasesAndNamesEverything) {
