@@ -27,6 +27,7 @@ absl::StatusOr<ClusterSpec> SshSpecFromFlags(const std::string& workdir) {
     NodeSpec node;
     node.name = absl::StrCat("node", spec.nodes.size());
     node.address = host_port[0];
+    node.transport = "ssh";
     node.ssh_group = group.name;
     node.workdir = workdir;
     if (host_port.size() > 1) {

@@ -141,8 +141,8 @@ def means(name):
         return [r["mean"] for r in json.load(f)["results"]]
 for name, label, target in (("first", "first sync", 1.0), ("resync", "unchanged re-sync", 0.7)):
     fp, rs, ap = means(name)
-    print(f"{label:18} sync step {fp * 1000:8.1f} ms   apply {ap * 1000:8.1f} ms   "
-          f"rsync {rs * 1000:8.1f} ms   ratio to rsync {fp / rs:.2f} (sync step), "
+    print(f"{label:18} sync phase {fp * 1000:8.1f} ms   apply {ap * 1000:8.1f} ms   "
+          f"rsync {rs * 1000:8.1f} ms   ratio to rsync {fp / rs:.2f} (sync phase), "
           f"{ap / rs:.2f} (apply) (target <= {target})")
 first, later = [], []
 with open(f"{work}/rounds_{n}.txt") as f:

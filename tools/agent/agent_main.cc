@@ -1,6 +1,6 @@
 // fleetplan-agent: started by apply on every node to run that node's ranks.
 //
-//   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R \
+//   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
 //       --log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...
 //
 // Exits with 0 when every rank succeeded, else with the status of the
