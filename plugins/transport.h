@@ -90,8 +90,10 @@ class Connection {
 struct TransportOptions {
   int connect_timeout_s = 10;
   bool accept_new_host_keys = false;
-  // Change nothing where the nodes run (`plan --check`): a transport that
-  // would create or start a node to reach it refuses instead.
+  // Change nothing where the nodes run (`plan --check`, `plan --refresh`):
+  // a transport that would create or start a node to reach it refuses
+  // instead, with NotFound for a node that apply would create (it holds
+  // nothing yet) and Unavailable for one it would start.
   bool read_only = false;
 };
 

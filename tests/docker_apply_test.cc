@@ -110,6 +110,13 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   std::string spec = WriteSpec(
       "train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
       image());
+  // Before the containers exist, the refresh reads them as holding nothing
+  // and creates none.
+  ToolResult refresh = RunTool({"tools/fleetplan-plan", "--refresh", spec});
+  ASSERT_EQ(refresh.status, 0) << refresh.output;
+  EXPECT_THAT(refresh.output, HasSubstr("(sends all "));
+  EXPECT_THAT(refresh.output, HasSubstr(" to add, 0 to change, 0 unchanged.\n"));
+  EXPECT_THAT(Containers(), IsEmpty());
   ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0), 0.86);
   ASSERT_EQ(apply.status, 0);
   // Every rank has its log with its node's agent.

@@ -94,15 +94,14 @@ absl::StatusOr<std::unique_ptr<Connection>> DockerTransport::Connect(
   const std::string& name = node.address;
   absl::StatusOr<nlohmann::json> inspect = client->InspectContainer(name);
   if (absl::IsNotFound(inspect.status())) {
-    if (options.read_only) {
-      return absl::UnavailableError(absl::StrCat(
-          "node ", node.name, ": no container named ", name,
-          " (checks create none; apply does, with [docker] create = true)"));
-    }
     if (!spec.docker.create) {
       return absl::UnavailableError(absl::StrCat(
           "node ", node.name, ": no container named ", name,
           " (start it, or set [docker] create = true)"));
+    }
+    if (options.read_only) {
+      return absl::NotFoundError(absl::StrCat("node ", node.name, ": no container named ",
+                                              name, " yet (apply creates it)"));
     }
     FP_RETURN_IF_ERROR(EnsureNetwork(*client, spec));
     absl::Status created =

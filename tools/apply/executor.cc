@@ -111,9 +111,10 @@ void Executor::CancelAll() {
   }
 }
 
-absl::Status Executor::Connect() {
-  if (!connections_.empty()) return absl::OkStatus();
+absl::Status Executor::ConnectNodes(std::set<std::string>* absent) {
+  if (connections_.size() == spec_.nodes.size()) return absl::OkStatus();
   std::vector<absl::Status> errors(spec_.nodes.size());
+  std::vector<char> not_there(spec_.nodes.size(), false);
   std::vector<std::unique_ptr<Connection>> opened(spec_.nodes.size());
   ParallelFor(
       spec_.nodes.size(), options_.parallelism,
@@ -127,24 +128,28 @@ absl::Status Executor::Connect() {
         }
         absl::StatusOr<std::unique_ptr<Connection>> connection =
             (*transport)->Connect(spec_, node, options_.transport);
-        if (!connection.ok()) {
+        if (absent != nullptr && absl::IsNotFound(connection.status())) {
+          not_there[i] = true;
+        } else if (!connection.ok()) {
           errors[i] = connection.status();
-          return;
+        } else {
+          opened[i] = *std::move(connection);
         }
-        opened[i] = *std::move(connection);
       },
       [] { return true; });
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
-    if (!errors[i].ok()) {
+    if (not_there[i]) {
+      absent->insert(spec_.nodes[i].name);
+    } else if (!errors[i].ok()) {
       return absl::Status(errors[i].code(),
                           absl::StrCat("cannot connect to node '", spec_.nodes[i].name,
                                        "' (", spec_.nodes[i].transport,
                                        "): ", errors[i].message()));
     }
   }
-  // All or none: a later Connect tries again.
+  // All or none (but those not there yet): a later Connect tries again.
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
-    connections_[spec_.nodes[i].name] = std::move(opened[i]);
+    if (opened[i] != nullptr) connections_[spec_.nodes[i].name] = std::move(opened[i]);
   }
   return absl::OkStatus();
 }

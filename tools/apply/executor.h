@@ -77,7 +77,7 @@ class Executor {
   // Opens a connection to every node, in parallel; the first node that
   // cannot be reached is named. Does nothing once they are open. Run calls
   // it; calling it first keeps connecting out of what Run takes (benchmarks).
-  absl::Status Connect();
+  absl::Status Connect() { return ConnectNodes(nullptr); }
 
   // Runs the plan. Reports every step to the reporter, but not the end of
   // the apply (the caller does). After a Run that succeeded, Run may be
@@ -87,8 +87,9 @@ class Executor {
 
   // `plan --refresh`: connects (run it with transport.read_only) and reads
   // what each node holds of earlier applies: its step records, and how
-  // the source tree differs from the manifest of its last sync. Changes
-  // nothing. Errors name the node that could not be reached or read.
+  // the source tree differs from the manifest of its last sync; a node that
+  // apply would create holds nothing yet. Changes nothing. Errors name the
+  // node that could not be reached or read.
   absl::StatusOr<std::map<std::string, NodeState>> ReadNodeStates();
 
   // Stops the apply from any thread (a signal handler's thread): running
@@ -116,6 +117,11 @@ class Executor {
     }
   };
   class NodeOutput;
+
+  // Connect; with `absent`, a node its transport says is not there yet
+  // (NotFound, a read-only connect to a node apply would create) is added
+  // to it instead of failing, and gets no connection.
+  absl::Status ConnectNodes(std::set<std::string>* absent);
 
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);

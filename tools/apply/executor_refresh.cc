@@ -2,6 +2,7 @@
 // `plan --refresh`.
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -22,10 +23,34 @@ Manifest SourcesOf(Manifest manifest) {
   return manifest;
 }
 
+// Reads `node`'s step records of `plan`'s phases into `state`, and the
+// source files of its last sync's manifest into `recorded` (left empty when
+// there is none or it cannot be parsed: apply then resends everything).
+absl::Status ReadRecords(Connection& connection, const NodeSpec& node, const Plan& plan,
+                         NodeState* state, Manifest* recorded) {
+  for (const Phase& phase : plan.phases) {
+    absl::StatusOr<std::string> record = connection.ReadFile(StepRecordPath(node, phase.kind));
+    if (record.ok()) {
+      state->records[phase.kind] = std::string(absl::StripAsciiWhitespace(*record));
+    } else if (!absl::IsNotFound(record.status())) {
+      return record.status();
+    }
+  }
+  absl::StatusOr<std::string> text = connection.ReadFile(SyncManifestPath(node));
+  if (!text.ok()) return absl::IsNotFound(text.status()) ? absl::OkStatus() : text.status();
+  absl::StatusOr<Manifest> parsed = ParseManifest(*text);
+  if (parsed.ok() && !parsed->entries.empty()) {
+    *recorded = SourcesOf(*std::move(parsed));
+    state->tree_recorded = true;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
-  FP_RETURN_IF_ERROR(Connect());
+  std::set<std::string> absent;
+  FP_RETURN_IF_ERROR(ConnectNodes(&absent));
   const Manifest sources = SourcesOf(source_);
   std::vector<NodeState> states(spec_.nodes.size());
   std::vector<absl::Status> errors(spec_.nodes.size());
@@ -33,30 +58,12 @@ absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
       spec_.nodes.size(), options_.parallelism,
       [&](size_t i) {
         const NodeSpec& node = spec_.nodes[i];
-        Connection& connection = *connections_.at(node.name);
         NodeState& state = states[i];
-        for (const Phase& phase : plan_.phases) {
-          absl::StatusOr<std::string> record =
-              connection.ReadFile(StepRecordPath(node, phase.kind));
-          if (record.ok()) {
-            state.records[phase.kind] = std::string(absl::StripAsciiWhitespace(*record));
-          } else if (!absl::IsNotFound(record.status())) {
-            errors[i] = record.status();
-            return;
-          }
-        }
         Manifest recorded;
-        absl::StatusOr<std::string> text = connection.ReadFile(SyncManifestPath(node));
-        if (text.ok()) {
-          absl::StatusOr<Manifest> parsed = ParseManifest(*text);
-          // An unreadable manifest is resent in full by apply, as if absent.
-          if (parsed.ok() && !parsed->entries.empty()) {
-            recorded = SourcesOf(*std::move(parsed));
-            state.tree_recorded = true;
-          }
-        } else if (!absl::IsNotFound(text.status())) {
-          errors[i] = text.status();
-          return;
+        // A node apply has yet to create holds nothing: every step runs.
+        if (absent.count(node.name) == 0) {
+          errors[i] = ReadRecords(*connections_.at(node.name), node, plan_, &state, &recorded);
+          if (!errors[i].ok()) return;
         }
         ManifestDiff diff = DiffManifests(recorded, sources);
         state.files_to_send = diff.to_send.size();

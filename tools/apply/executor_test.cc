@@ -136,6 +136,9 @@ class FakeTransport : public Transport {
                                                       const NodeSpec& node,
                                                       const TransportOptions&) override {
     if (node.address == "unreachable") return absl::UnavailableError("no route to host");
+    // As the docker transport answers a read-only connect to a container
+    // that apply would create.
+    if (node.address == "not-created") return absl::NotFoundError("no container yet");
     absl::MutexLock lock(&world_->mu);
     ++world_->connections;
     return std::make_unique<FakeConnection>(world_, node.name);
@@ -337,6 +340,41 @@ TEST_F(ExecutorTest, RunAgainReusesTheConnectionsAndSkipsWhatIsRecorded) {
   EXPECT_THAT(reporter.Events("launch"),
               ElementsAre("a launch changed", "a launch unchanged", "b launch changed",
                           "b launch unchanged"));
+}
+
+TEST_F(ExecutorTest, ReadNodeStatesReadsRecordsAndANodeNotCreatedYetHoldsNothing) {
+  ClusterSpec spec = Spec(2);
+  spec.nodes[1].address = "not-created";
+  Plan plan = CheckAndLaunchPlan(spec);
+  const std::string& check_a = plan.phases[0].steps[0].hash;
+  world_.files["/w/a/.fleetplan/nodes/a/steps/preflight"] = check_a + "\n";
+  source_.entries.push_back({"train.py", 12, 0644, "d1"});
+  source_.entries.push_back({"data/x.bin", 30, 0644, "d2"});
+  world_.files["/w/a/.fleetplan/nodes/a/manifest"] =
+      SerializeManifest(Manifest{{source_.entries[0]}});
+  ApplyOptions options;
+  options.transport.read_only = true;
+  RecordingReporter reporter;
+  Executor executor(spec, plan, source_, options, reporter);
+
+  FP_ASSERT_OK_AND_ASSIGN(auto states, executor.ReadNodeStates());
+  const NodeState& a = states.at("a");
+  EXPECT_EQ(a.records.at(PhaseKind::kPreflight), check_a);
+  EXPECT_EQ(a.records.count(PhaseKind::kLaunch), 0u);
+  EXPECT_TRUE(a.tree_recorded);
+  EXPECT_EQ(a.files_to_send, 1);
+  EXPECT_EQ(a.bytes_to_send, 30u);
+  const NodeState& b = states.at("b");
+  EXPECT_THAT(b.records, IsEmpty());
+  EXPECT_FALSE(b.tree_recorded);
+  EXPECT_EQ(b.files_to_send, 2);
+  EXPECT_EQ(b.bytes_to_send, 42u);
+  EXPECT_THAT(world_.runs, IsEmpty()) << "reading runs nothing";
+
+  // Anything but reading needs every node there.
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message, HasSubstr("cannot connect to node 'b'"));
 }
 
 TEST_F(ExecutorTest, FailureStopsLaterPhasesAndNamesEverything) {
