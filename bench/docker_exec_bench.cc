@@ -13,6 +13,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "plugins/transport.h"
@@ -23,6 +24,9 @@ ABSL_FLAG(int, rounds, 1, "rounds of one `true` per container");
 ABSL_FLAG(std::string, command, "true", "the command each round runs");
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "runs `true` on N containers at once through the docker transport\n"
+      "  docker_exec_bench --prefix=P --count=N [--rounds=K]");
   absl::ParseCommandLine(argc, argv);
   auto transport = fleetplan::TransportRegistry::Global().Find("docker");
   if (!transport.ok()) {

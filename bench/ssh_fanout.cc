@@ -8,11 +8,15 @@
 #include <vector>
 
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "bench/ssh_nodes.h"
 #include "plugins/transport.h"
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "runs one command on every node through the ssh transport\n"
+      "  ssh_fanout --nodes=HOST[:PORT],... --user=U --key=K --known_hosts=F -- COMMAND");
   std::vector<char*> args = absl::ParseCommandLine(argc, argv);
   std::string command = absl::StrJoin(args.begin() + 1, args.end(), " ");
   absl::StatusOr<fleetplan::ClusterSpec> spec = fleetplan::bench::SshSpecFromFlags();

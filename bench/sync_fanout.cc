@@ -21,6 +21,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
 #include "bench/ssh_nodes.h"
 #include "tools/apply/executor.h"
 #include "tools/apply/progress.h"
@@ -49,6 +50,10 @@ int Fail(const absl::Status& status, int exit_code) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "runs apply's sync phase alone to every node through the ssh transport\n"
+      "  sync_fanout --nodes=HOST[:PORT],... --user=U --key=K --known_hosts=F\n"
+      "      --source=DIR --dest=/ABS/DIR --agent=PATH [--rounds=K] [--verbose]");
   absl::ParseCommandLine(argc, argv);
   const std::string dest = absl::GetFlag(FLAGS_dest);
   const bool verbose = absl::GetFlag(FLAGS_verbose);
