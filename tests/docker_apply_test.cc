@@ -116,6 +116,13 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   ASSERT_EQ(refresh.status, 0) << refresh.output;
   EXPECT_THAT(refresh.output, HasSubstr("(sends all "));
   EXPECT_THAT(refresh.output, HasSubstr(" to add, 0 to change, 0 unchanged.\n"));
+  ToolResult check = RunTool({"tools/fleetplan-plan", "--check", spec});
+  ASSERT_EQ(check.status, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr(absl::StrCat("  skip ", Node(1), " reach: node ", Node(1),
+                                                   ": no container named ", Node(1),
+                                                   " yet (apply creates it)")));
+  EXPECT_THAT(check.output, HasSubstr(absl::StrCat("no node checked: ", kNodes,
+                                                   " not created yet (apply creates them)")));
   EXPECT_THAT(Containers(), IsEmpty());
   ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0), 0.86);
   ASSERT_EQ(apply.status, 0);

@@ -65,7 +65,8 @@ Executor::Executor(const ClusterSpec& spec, const Plan& plan, const Manifest& so
 Executor::~Executor() = default;
 
 ApplyResult Executor::Run() {
-  absl::Status opened = Connect();
+  // `plan --check` skips what is not there yet; apply needs every node.
+  absl::Status opened = ConnectNodes(/*tolerate_not_there=*/options_.check_only);
   if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
   {
     // What an earlier Run found is not this one's.
@@ -111,11 +112,16 @@ void Executor::CancelAll() {
   }
 }
 
-absl::Status Executor::ConnectNodes(std::set<std::string>* absent) {
-  if (connections_.size() == spec_.nodes.size()) return absl::OkStatus();
+absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
+  if (connections_.size() + not_there_.size() == spec_.nodes.size() &&
+      (tolerate_not_there || not_there_.empty())) {
+    return absl::OkStatus();
+  }
+  connections_.clear();
+  not_there_.clear();
   std::vector<absl::Status> errors(spec_.nodes.size());
-  std::vector<char> not_there(spec_.nodes.size(), false);
   std::vector<std::unique_ptr<Connection>> opened(spec_.nodes.size());
+  std::vector<char> not_yet(spec_.nodes.size(), false);  // the transport said so
   ParallelFor(
       spec_.nodes.size(), options_.parallelism,
       [&](size_t i) {
@@ -128,18 +134,18 @@ absl::Status Executor::ConnectNodes(std::set<std::string>* absent) {
         }
         absl::StatusOr<std::unique_ptr<Connection>> connection =
             (*transport)->Connect(spec_, node, options_.transport);
-        if (absent != nullptr && absl::IsNotFound(connection.status())) {
-          not_there[i] = true;
-        } else if (!connection.ok()) {
+        if (!connection.ok()) {
           errors[i] = connection.status();
+          not_yet[i] = absl::IsNotFound(connection.status());
         } else {
           opened[i] = *std::move(connection);
         }
       },
       [] { return true; });
+  std::map<std::string, std::string> not_there;
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
-    if (not_there[i]) {
-      absent->insert(spec_.nodes[i].name);
+    if (tolerate_not_there && not_yet[i]) {
+      not_there[spec_.nodes[i].name] = std::string(errors[i].message());
     } else if (!errors[i].ok()) {
       return absl::Status(errors[i].code(),
                           absl::StrCat("cannot connect to node '", spec_.nodes[i].name,
@@ -151,7 +157,16 @@ absl::Status Executor::ConnectNodes(std::set<std::string>* absent) {
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
     if (opened[i] != nullptr) connections_[spec_.nodes[i].name] = std::move(opened[i]);
   }
+  not_there_ = std::move(not_there);
   return absl::OkStatus();
+}
+
+std::vector<std::string> Executor::NodesNotThereYet() const {
+  std::vector<std::string> names;
+  for (const NodeSpec& node : spec_.nodes) {
+    if (not_there_.count(node.name) != 0) names.push_back(node.name);
+  }
+  return names;
 }
 
 ApplyResult Executor::RunPhase(const Phase& phase) {

@@ -77,7 +77,7 @@ class Executor {
   // Opens a connection to every node, in parallel; the first node that
   // cannot be reached is named. Does nothing once they are open. Run calls
   // it; calling it first keeps connecting out of what Run takes (benchmarks).
-  absl::Status Connect() { return ConnectNodes(nullptr); }
+  absl::Status Connect() { return ConnectNodes(/*tolerate_not_there=*/false); }
 
   // Runs the plan. Reports every step to the reporter, but not the end of
   // the apply (the caller does). After a Run that succeeded, Run may be
@@ -96,6 +96,12 @@ class Executor {
   // commands are cancelled, no new step starts, Run returns
   // kExitInterrupted once everything has stopped.
   void Interrupt();
+
+  // The nodes a read-only run (`plan --check`, `plan --refresh`) found not
+  // there yet (a docker container that apply would create), in spec order.
+  // `plan --check` reports their checks skipped; `plan --refresh` reads
+  // them as holding nothing.
+  std::vector<std::string> NodesNotThereYet() const;
 
  private:
   // What one step did.
@@ -118,10 +124,13 @@ class Executor {
   };
   class NodeOutput;
 
-  // Connect; with `absent`, a node its transport says is not there yet
-  // (NotFound, a read-only connect to a node apply would create) is added
-  // to it instead of failing, and gets no connection.
-  absl::Status ConnectNodes(std::set<std::string>* absent);
+  // Connect; with `tolerate_not_there`, a node whose transport says it is
+  // not there yet (NotFound: a read-only connect to a node apply would
+  // create) gets no connection and goes into not_there_ instead of failing.
+  absl::Status ConnectNodes(bool tolerate_not_there);
+  // A node of the check phase that is not there yet: its checks are
+  // reported skipped, with why.
+  void SkipChecksOf(const Step& step) ABSL_LOCKS_EXCLUDED(mu_);
 
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);
@@ -171,6 +180,7 @@ class Executor {
 
   // Set up by Connect, before the phases run; read-only afterwards.
   std::map<std::string, std::unique_ptr<Connection>> connections_;
+  std::map<std::string, std::string> not_there_;  // node → what its transport said
   std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
 
   mutable absl::Mutex mu_;

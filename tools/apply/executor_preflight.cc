@@ -62,6 +62,10 @@ ApplyResult Executor::RunPreflight(const Phase& phase) {
   std::vector<std::unique_ptr<absl::Notification>> served;
   std::vector<std::thread> serving;
   for (const Step& step : phase.steps) {
+    if (not_there_.count(step.node) != 0) {
+      SkipChecksOf(step);
+      continue;
+    }
     if (!step.serves_phase) {
       rest.push_back(&step);
       continue;
@@ -84,6 +88,14 @@ ApplyResult Executor::RunPreflight(const Phase& phase) {
   ReportChecks();
   if (!message.empty()) return {kExitApplyFailed, message};
   return RecordPhase(phase);
+}
+
+void Executor::SkipChecksOf(const Step& step) {
+  CheckOutput skipped;
+  skipped.checks.push_back({std::string(kCheckReach), CheckStatus::kSkip,
+                            absl::StrCat(not_there_.at(step.node), "; nothing else checked")});
+  absl::MutexLock lock(&mu_);
+  checks_.Add(step.node, skipped);
 }
 
 void Executor::ReportChecks() {

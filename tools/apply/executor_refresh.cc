@@ -2,7 +2,6 @@
 // `plan --refresh`.
 
 #include <algorithm>
-#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
@@ -49,8 +48,7 @@ absl::Status ReadRecords(Connection& connection, const NodeSpec& node, const Pla
 }  // namespace
 
 absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
-  std::set<std::string> absent;
-  FP_RETURN_IF_ERROR(ConnectNodes(&absent));
+  FP_RETURN_IF_ERROR(ConnectNodes(/*tolerate_not_there=*/true));
   const Manifest sources = SourcesOf(source_);
   std::vector<NodeState> states(spec_.nodes.size());
   std::vector<absl::Status> errors(spec_.nodes.size());
@@ -61,7 +59,7 @@ absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
         NodeState& state = states[i];
         Manifest recorded;
         // A node apply has yet to create holds nothing: every step runs.
-        if (absent.count(node.name) == 0) {
+        if (not_there_.count(node.name) == 0) {
           errors[i] = ReadRecords(*connections_.at(node.name), node, plan_, &state, &recorded);
           if (!errors[i].ok()) return;
         }

@@ -697,6 +697,33 @@ TEST_F(ExecutorTest, CheckOnlyRunsEveryCheckAndRecordsNothing) {
   EXPECT_THAT(world_.files, IsEmpty());
 }
 
+TEST_F(ExecutorTest, CheckOnlySkipsANodeNotCreatedYetAndChecksTheOthers) {
+  ClusterSpec spec = Spec(2);
+  spec.nodes[1].address = "not-created";
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases.pop_back();
+  world_.reply = [](const std::string&, const std::string&) {
+    Reply reply;
+    reply.output = "fleetplan-check workdir ok /w/a is writable\n";
+    return reply;
+  };
+  ApplyOptions options;
+  options.check_only = true;
+  RecordingReporter reporter;
+  Executor executor(spec, plan, source_, options, reporter);
+  ApplyResult result = executor.Run();
+  ASSERT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(world_.runs, ElementsAre("a: check a"));
+  EXPECT_THAT(executor.NodesNotThereYet(), ElementsAre("b"));
+  ASSERT_EQ(reporter.tables().size(), 1u);
+  EXPECT_EQ(reporter.tables()[0],
+            "preflight checks\n"
+            "  node  workdir  reach\n"
+            "  a     ok       -\n"
+            "  b     -        skip\n"
+            "  skip b reach: no container yet; nothing else checked\n");
+}
+
 TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
   std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
   std::string agent = dir + "/fake-agent-2";

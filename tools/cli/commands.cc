@@ -133,7 +133,15 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   if (command.json) {
     reporter->Finished(result.exit_code == 0, result.exit_code, result.message);
   } else if (result.exit_code == 0) {
-    std::printf("every check passed on %zu nodes\n", prepared.spec.nodes.size());
+    size_t not_there = executor.NodesNotThereYet().size();
+    size_t checked = prepared.spec.nodes.size() - not_there;
+    if (checked > 0) std::printf("every check passed on %zu nodes", checked);
+    else std::printf("no node checked");
+    if (not_there > 0) {
+      std::printf("%s%zu not created yet (apply creates them)", checked > 0 ? "; " : ": ",
+                  not_there);
+    }
+    std::printf("\n");
   } else {
     Fail("plan --check", result.message, result.exit_code);
   }

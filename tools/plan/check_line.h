@@ -31,6 +31,9 @@ inline constexpr absl::string_view kCheckGpus = "gpus";
 inline constexpr absl::string_view kCheckPort = "port";
 inline constexpr absl::string_view kCheckConnect = "connect";
 inline constexpr absl::string_view kCheckNccl = "nccl";
+// Not run by the script: `skip` for a node that is not there to check yet
+// (`plan --check` of a docker container apply would create).
+inline constexpr absl::string_view kCheckReach = "reach";
 inline constexpr absl::string_view kFactLibtorch = "libtorch";  // <cksum> <size> <path>
 inline constexpr absl::string_view kFactNcclIfname = "nccl_socket_ifname";
 inline constexpr absl::string_view kFactListening = "listening";  // <port>
