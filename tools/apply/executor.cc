@@ -113,10 +113,10 @@ void Executor::CancelAll() {
 }
 
 absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
-  if (connections_.size() + not_there_.size() == spec_.nodes.size() &&
-      (tolerate_not_there || not_there_.empty())) {
-    return absl::OkStatus();
-  }
+  // Connected already: every node has its connection, or (where tolerated)
+  // is known not to be there yet.
+  const size_t known = connections_.size() + (tolerate_not_there ? not_there_.size() : 0);
+  if (known == spec_.nodes.size()) return absl::OkStatus();
   connections_.clear();
   not_there_.clear();
   std::vector<absl::Status> errors(spec_.nodes.size());
