@@ -36,6 +36,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tools/cli/prepare.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/render.h"
 #include "tools/spec/cluster_spec.h"
@@ -198,6 +199,7 @@ absl::StatusOr<Row> Measure(const Input& input) {
   long rss_before = PeakRssKb();
   Usage first_stages[kStageCount];
   Usage start = Usage::Now();
+  ReservePlanMemory(input.nodes);  // as `plan` does before compiling
   FP_ASSIGN_OR_RETURN(size_t json_bytes, PlanOnce(input, first_stages));
   row.first_run_ms = (Usage::Now() - start).wall_ms;
   row.rss_growth_mib = (PeakRssKb() - rss_before) / 1024.0;

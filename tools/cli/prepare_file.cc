@@ -8,6 +8,7 @@ namespace fleetplan {
 
 absl::StatusOr<Prepared> PrepareFromFile(const std::string& spec_path) {
   FP_ASSIGN_OR_RETURN(ClusterSpec spec, LoadSpecFile(spec_path));
+  ReservePlanMemory(spec.nodes.size());
   return PrepareFromSpec(std::move(spec));
 }
 
