@@ -11,13 +11,11 @@
 //
 //   bazel run -c opt //bench:plan_bench
 //
-// Runs after the first reuse the memory glibc kept from the run before,
-// except what it handed back to the kernel: blocks above its mmap threshold
-// (32 MiB at most; the JSON of 10,000 nodes is 38.5 MiB) and a heap top above
-// its trim threshold. Those pages fault in again on every run, which the
-// faults column counts. To measure without them, keep everything on the heap:
-//
-//   GLIBC_TUNABLES=glibc.malloc.mmap_threshold=1073741824:glibc.malloc.trim_threshold=1073741824 bazel-bin/bench/plan_bench
+// Before its first run each row reserves the heap as `plan` does
+// (ReservePlanMemory: one growth backed by huge pages, kept on the heap, so
+// the JSON of 10,000 nodes, 47 MiB, is not a mapping of its own). Runs after
+// the first reuse that memory; the faults column counts what is faulted in
+// again on every run.
 
 #include <sys/resource.h>
 #include <sys/wait.h>
