@@ -165,7 +165,7 @@ TEST_F(PreflightScriptTest, NcclAutoPicksEachNodesOwnInterface) {
   spec_.nodes[1].address = "node-b";
   spec_.nodes[1].private_address = "10.1.2.3";
   std::vector<NodeVar> env = {{"FP_X", "1", false}};
-  for (const std::string& name : {"eno1", "eth0"}) {
+  for (const std::string name : {"eno1", "eth0"}) {
     Tool("ip", absl::StrCat("cat <<'EOF'\n", IpOutput(name), "EOF\n"));
     Outcome run = RunNode(name == "eno1" ? 0 : 1, env);
     CheckResult nccl = run.Check(kCheckNccl);
