@@ -8,7 +8,6 @@
 #include <cstdio>
 #include <memory>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/flags/flag.h"
@@ -17,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "plugins/transport.h"
+#include "tools/apply/parallel_for.h"
 
 ABSL_FLAG(std::string, prefix, "fpbench", "containers are PREFIX-0 .. PREFIX-(N-1)");
 ABSL_FLAG(int, count, 8, "number of containers (N)");
@@ -43,11 +43,8 @@ int main(int argc, char** argv) {
   const size_t n = spec.nodes.size();
   std::vector<std::unique_ptr<fleetplan::Connection>> connections(n);
   std::vector<absl::Status> errors(n);
-  auto in_parallel = [&](auto&& body) {
-    std::vector<std::thread> threads;
-    for (size_t i = 0; i < n; ++i) threads.emplace_back(body, i);
-    for (std::thread& t : threads) t.join();
-  };
+  // A thread per container, as apply's phases with parallelism n.
+  auto in_parallel = [&](auto&& body) { fleetplan::ParallelFor(n, static_cast<int>(n), body); };
   absl::Time start = absl::Now();
   in_parallel([&](size_t i) {
     auto connection = (*transport)->Connect(spec, spec.nodes[i], {});

@@ -11,6 +11,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "bench/ssh_nodes.h"
+#include "tools/apply/parallel_for.h"
 #include "plugins/transport.h"
 
 int main(int argc, char** argv) {
@@ -31,7 +32,10 @@ int main(int argc, char** argv) {
   }
   const fleetplan::TransportOptions options = fleetplan::bench::SshOptionsFromFlags();
   std::vector<std::string> errors(spec->nodes.size());
-  fleetplan::bench::ForEachNode(spec->nodes.size(), [&](size_t i) {
+  // A thread per node, as apply's fan-out with parallelism at least the
+  // node count.
+  const size_t n = spec->nodes.size();
+  fleetplan::ParallelFor(n, static_cast<int>(n), [&](size_t i) {
     const fleetplan::NodeSpec& node = spec->nodes[i];
     auto connection = (*transport)->Connect(*spec, node, options);
     if (!connection.ok()) {

@@ -140,8 +140,7 @@ absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
         } else {
           opened[i] = *std::move(connection);
         }
-      },
-      [] { return true; });
+      });
   std::map<std::string, std::string> not_there;
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
     if (tolerate_not_there && not_yet[i]) {
@@ -561,8 +560,7 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         }
         reporter_.StepFinished(step, outcome.status, absl::Now() - start, outcome.detail);
         outcomes[i] = std::move(outcome);
-      },
-      [] { return true; });
+      });
 
   {
     absl::MutexLock lock(&mu_);

@@ -67,8 +67,7 @@ absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
         state.files_to_send = diff.to_send.size();
         for (const ManifestEntry& entry : diff.to_send) state.bytes_to_send += entry.size;
         state.files_to_remove = diff.to_remove.size();
-      },
-      [] { return true; });
+      });
   std::map<std::string, NodeState> by_name;
   for (size_t i = 0; i < spec_.nodes.size(); ++i) {
     if (!errors[i].ok()) {

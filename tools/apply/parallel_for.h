@@ -27,6 +27,12 @@ void ParallelFor(size_t count, int threads, Fn fn, Pred keep_going) {
   for (std::thread& thread : pool) thread.join();
 }
 
+// Runs fn(0..count-1) on up to `threads` threads, every index.
+template <typename Fn>
+void ParallelFor(size_t count, int threads, Fn fn) {
+  ParallelFor(count, threads, fn, [] { return true; });
+}
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_APPLY_PARALLEL_FOR_H_
