@@ -1,10 +1,21 @@
 // fleetplan-agent: started by apply on every node to run that node's ranks.
 //
 //   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
-//       --log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...
+//       --log-dir=DIR [--grace-period=10s] [--detach]
+//       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
+//       [--heartbeat-timeout=30s] [--run-id=ID] -- PROGRAM ARGS...
 //
-// Exits with 0 when every rank succeeded, else with the status of the
-// lowest failing rank; 2 for bad usage.
+// The chief's agent (--nodes) coordinates the job; the others connect to it
+// (node_agent.h). Exits with the job's status: 0 when every rank of every
+// node succeeded, else that of the first failing rank; 2 for bad usage.
+// With --detach it runs on in its own session and the command returns 0
+// once this node's ranks have started.
+//
+// For `logs` and `stop`, on the node (job_files.h):
+//
+//   fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N]
+//       [--tail=N] [--follow]
+//   fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]
 //
 // The preflight checks also run it for its network probes (probe.h):
 //
@@ -27,20 +38,46 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tools/agent/job_files.h"
+#include "tools/agent/node_agent.h"
 #include "tools/agent/probe.h"
-#include "tools/agent/supervisor.h"
 #include "tools/process/files.h"
+#include "tools/protocol/job_state.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
 ABSL_FLAG(int, first_rank, 0, "RANK of this node's first rank (LOCAL_RANK 0).");
 ABSL_FLAG(int, nproc, 1, "Ranks to start on this node.");
-ABSL_FLAG(int, restarts, 0, "Restarts of all ranks after a failure (like torchrun --max-restarts).");
-ABSL_FLAG(std::string, log_dir, "", "Directory for per-run rank logs, `latest` and result.json.");
+ABSL_FLAG(int, restarts, 0,
+          "Whole-job restarts after a failure (like torchrun --max-restarts); the "
+          "coordinator's budget.");
+ABSL_FLAG(std::string, log_dir, "",
+          "Directory for job.json, per-run rank logs, `latest` and agent.log.");
+ABSL_FLAG(std::string, run_id, "",
+          "The run's id, the same on every node (default: $FLEETPLAN_RUN_ID, else made by "
+          "the coordinator).");
+ABSL_FLAG(std::string, nodes, "",
+          "Coordinator: every node of the job, this one included, comma-separated.");
+ABSL_FLAG(int, supervisor_port, 0, "Coordinator: the port the other nodes' agents connect to.");
+ABSL_FLAG(std::string, coordinator, "", "Worker: the coordinator's HOST:PORT.");
+ABSL_FLAG(absl::Duration, heartbeat_timeout, absl::Seconds(30),
+          "Silence from the coordinator (or a worker) after which the job stops.");
+ABSL_FLAG(bool, detach, false,
+          "Run on in a session of its own, output in the logs, and return once this node's "
+          "ranks have started.");
+ABSL_FLAG(bool, logs, false, "Print this node's rank logs and exit.");
+ABSL_FLAG(bool, follow, false, "--logs: keep printing until this node's part of the run ends.");
+ABSL_FLAG(std::string, run, "", "--logs: the run to print (default: the latest).");
+ABSL_FLAG(int, rank, -1, "--logs: only this rank.");
+ABSL_FLAG(int, tail, -1, "--logs: only the last N lines of each rank.");
+ABSL_FLAG(bool, stop, false, "Stop the job's agent and ranks on this node and exit.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
           "How long stopped ranks get between SIGTERM and SIGKILL.");
 ABSL_FLAG(bool, watch_stdin, true,
@@ -123,13 +160,165 @@ std::optional<int> RunVerifyTree() {
   return 1;
 }
 
+
+// Signals become a readable pipe the agent polls with its ranks. A
+// detached agent ignores SIGHUP: the session it was started from may end.
+bool InstallStopSignals(bool ignore_hangup) {
+  if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
+    std::perror("fleetplan-agent: pipe");
+    return false;
+  }
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = OnStopSignal;
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  if (ignore_hangup) {
+    signal(SIGHUP, SIG_IGN);
+  } else {
+    sigaction(SIGHUP, &action, nullptr);
+  }
+  // A closed stdout must not kill the agent before it stops its ranks.
+  signal(SIGPIPE, SIG_IGN);
+  return true;
+}
+
+int RunAgent(fleetplan::NodeAgentOptions options, bool detached = false) {
+  if (!InstallStopSignals(detached)) return 1;
+  options.stop_fd = stop_pipe[0];
+  absl::StatusOr<fleetplan::NodeJobState> result = fleetplan::RunNodeAgent(options);
+  if (!result.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(result.status().message()).c_str());
+    return result.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return result->exit_status;
+}
+
+// The last lines of `path`, for saying why a detached agent ended early.
+std::string LastLines(const std::string& path, size_t lines) {
+  absl::StatusOr<std::string> text = fleetplan::ReadFileToString(path);
+  if (!text.ok()) return "";
+  std::vector<absl::string_view> all = absl::StrSplit(*text, '\n', absl::SkipEmpty());
+  size_t from = all.size() > lines ? all.size() - lines : 0;
+  return absl::StrJoin(all.begin() + from, all.end(), "\n");
+}
+
+// Forks the agent into a session of its own (so the end of the transport's
+// session, a closed terminal or a killed apply leaves it running), its
+// output in agent.log, and returns once its ranks started: 0 then, else
+// the job's status with what the agent said.
+int RunDetached(fleetplan::NodeAgentOptions options) {
+  if (absl::Status made = fleetplan::MakeDirs(options.log_dir); !made.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(made.message()).c_str());
+    return 1;
+  }
+  int ready[2];
+  if (pipe2(ready, O_CLOEXEC) != 0) {
+    std::perror("fleetplan-agent: pipe");
+    return 1;
+  }
+  std::string agent_log = fleetplan::AgentLogPath(options.log_dir);
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) {
+    std::perror("fleetplan-agent: fork");
+    return 1;
+  }
+  if (pid == 0) {
+    close(ready[0]);
+    setsid();
+    int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    int log = open(agent_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (null < 0 || log < 0) _exit(1);
+    dup2(null, STDIN_FILENO);
+    dup2(log, STDOUT_FILENO);
+    dup2(log, STDERR_FILENO);
+    options.stdin_fd = -1;
+    options.output_fd = STDOUT_FILENO;
+    options.echo_rank_output = false;
+    int ready_fd = ready[1];
+    options.on_started = [ready_fd](bool started) {
+      char byte = started ? 'S' : 'E';
+      ssize_t ignored = write(ready_fd, &byte, 1);
+      (void)ignored;
+      close(ready_fd);
+    };
+    std::fflush(nullptr);
+    _exit(RunAgent(options, /*detached=*/true));
+  }
+  close(ready[1]);
+  char byte = 0;
+  ssize_t n;
+  do {
+    n = read(ready[0], &byte, 1);
+  } while (n < 0 && errno == EINTR);
+  close(ready[0]);
+  if (n == 1 && byte == 'S') {
+    std::printf("%s: ranks started (agent %d, run %s)\n", options.node.c_str(),
+                static_cast<int>(pid), options.run_id.empty() ? "?" : options.run_id.c_str());
+    return 0;
+  }
+  // The agent ended before its ranks started: its status and last words.
+  int status = 0;
+  waitpid(pid, &status, 0);
+  std::fprintf(stderr, "%s\n", LastLines(agent_log, 20).c_str());
+  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return code == 0 ? 1 : code;
+}
+
+// `--logs` and `--stop`; nullopt when neither was asked for.
+std::optional<int> RunLogsOrStop() {
+  if (absl::GetFlag(FLAGS_logs)) {
+    fleetplan::LogsOptions options;
+    options.log_dir = absl::GetFlag(FLAGS_log_dir);
+    options.node = absl::GetFlag(FLAGS_node);
+    options.run_id = absl::GetFlag(FLAGS_run);
+    options.rank = absl::GetFlag(FLAGS_rank);
+    options.tail = absl::GetFlag(FLAGS_tail);
+    options.follow = absl::GetFlag(FLAGS_follow);
+    if (options.log_dir.empty() || options.node.empty()) {
+      std::fprintf(stderr, "fleetplan-agent: --logs needs --log-dir and --node\n");
+      return fleetplan::kExitBadInput;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    absl::StatusOr<int> status = fleetplan::PrintRankLogs(options);
+    if (!status.ok()) {
+      std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(status.status().message()).c_str());
+      return 1;
+    }
+    return *status;
+  }
+  if (absl::GetFlag(FLAGS_stop)) {
+    std::string log_dir = absl::GetFlag(FLAGS_log_dir);
+    if (log_dir.empty()) {
+      std::fprintf(stderr, "fleetplan-agent: --stop needs --log-dir\n");
+      return fleetplan::kExitBadInput;
+    }
+    absl::StatusOr<std::string> done =
+        fleetplan::StopNodeJob(log_dir, absl::GetFlag(FLAGS_grace_period));
+    if (!done.ok()) {
+      std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(done.status().message()).c_str());
+      return 1;
+    }
+    std::printf("%s\n", done->c_str());
+    return 0;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "Runs this node's ranks of a fleetplan job.\n"
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
-      "--log-dir=DIR [--grace-period=10s] -- PROGRAM ARGS...\n"
+      "--log-dir=DIR [--grace-period=10s] [--detach]\n"
+      "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
+      "[--heartbeat-timeout=30s] -- PROGRAM ARGS...\n"
+      "Reading and stopping the job on this node:\n"
+      "  fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N] "
+      "[--tail=N] [--follow]\n"
+      "  fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]\n"
       "Network probes of the preflight checks:\n"
       "  fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]\n"
       "  fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]\n"
@@ -146,7 +335,9 @@ int main(int argc, char** argv) {
   if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
   if (std::optional<int> verified = RunVerifyTree(); verified.has_value()) return *verified;
 
-  fleetplan::SupervisorOptions options;
+  if (std::optional<int> done = RunLogsOrStop(); done.has_value()) return *done;
+
+  fleetplan::NodeAgentOptions options;
   options.node = absl::GetFlag(FLAGS_node);
   options.first_rank = absl::GetFlag(FLAGS_first_rank);
   options.nproc = absl::GetFlag(FLAGS_nproc);
@@ -154,27 +345,18 @@ int main(int argc, char** argv) {
   options.log_dir = absl::GetFlag(FLAGS_log_dir);
   options.grace_period = absl::GetFlag(FLAGS_grace_period);
   options.program.assign(positional->begin() + 1, positional->end());
+  options.run_id = absl::GetFlag(FLAGS_run_id);
+  if (const char* from_env = std::getenv("FLEETPLAN_RUN_ID");
+      options.run_id.empty() && from_env != nullptr) {
+    options.run_id = from_env;
+  }
+  if (std::string nodes = absl::GetFlag(FLAGS_nodes); !nodes.empty()) {
+    options.nodes = absl::StrSplit(nodes, ',');
+  }
+  options.supervisor_port = absl::GetFlag(FLAGS_supervisor_port);
+  options.coordinator = absl::GetFlag(FLAGS_coordinator);
+  options.heartbeat_timeout = absl::GetFlag(FLAGS_heartbeat_timeout);
   options.stdin_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
-
-  // Signals become a readable pipe the supervisor polls with the ranks.
-  if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-    std::perror("fleetplan-agent: pipe");
-    return 1;
-  }
-  options.stop_fd = stop_pipe[0];
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  action.sa_handler = OnStopSignal;
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGINT, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
-  // A closed stdout must not kill the agent before it stops its ranks.
-  signal(SIGPIPE, SIG_IGN);
-
-  auto result = fleetplan::RunSupervisor(options);
-  if (!result.ok()) {
-    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(result.status().message()).c_str());
-    return result.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  return result->status;
+  if (absl::GetFlag(FLAGS_detach)) return RunDetached(options);
+  return RunAgent(options);
 }

@@ -9,10 +9,10 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/agent/run_record.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
 #include "tools/process/subprocess.h"
+#include "tools/protocol/job_state.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/status_matchers.h"
 
@@ -79,6 +79,19 @@ class AgentTest : public ::testing::Test {
             "--log-dir=" + dir_, "--grace-period=3s"};
   }
 
+  absl::StatusOr<NodeJobState> Stored() {
+    absl::StatusOr<std::string> json = ReadFileToString(dir_ + "/job.json");
+    if (!json.ok()) return json.status();
+    return JobStateFromJson(*json);
+  }
+
+  // Runs the agent with `args` to its end; returns its exit status.
+  int Run(const std::vector<std::string>& args) {
+    output_.clear();
+    auto agent = StartAgentWith(args);
+    return WaitForExit(*agent);
+  }
+
   std::string agent_, fake_rank_, dir_, output_;
 };
 
@@ -96,11 +109,10 @@ TEST_F(AgentTest, DashedFlagsAndExitStatusOfTheFailingRank) {
   EXPECT_THAT(output_, HasSubstr("[n2/2] pid="));
   EXPECT_THAT(output_, HasSubstr("[n2/3] rank 3 failing\n"));
   for (pid_t pid : PidsAfter(output_, "pid=")) EXPECT_FALSE(ProcessRunning(pid));
-  FP_ASSERT_OK_AND_ASSIGN(std::string json, ReadFileToString(dir_ + "/result.json"));
-  FP_ASSERT_OK_AND_ASSIGN(AgentResult result, ResultFromJson(json));
-  EXPECT_EQ(result.node, "n2");
-  EXPECT_EQ(result.status, 5);
-  EXPECT_EQ(result.failed_rank, 3);
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
+  EXPECT_EQ(state.node, "n2");
+  EXPECT_EQ(state.exit_status, 5);
+  EXPECT_EQ(state.failure->rank, 3);
 }
 
 TEST_F(AgentTest, MissingFlagIsAUsageError) {
@@ -117,7 +129,8 @@ TEST_F(AgentTest, SigtermStopsEveryRank) {
   EXPECT_EQ(WaitForExit(*agent), 128 + SIGTERM);
   EXPECT_THAT(output_, HasSubstr("[n2] agent: signalled; stopping all ranks"));
   for (pid_t pid : pids) EXPECT_FALSE(ProcessRunning(pid));
-  EXPECT_EQ(access((dir_ + "/result.json").c_str(), F_OK), 0);
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
+  EXPECT_EQ(state.phase, JobPhase::kStopped);
 }
 
 TEST_F(AgentTest, StdinEndOfFileStopsEveryRank) {
@@ -160,6 +173,65 @@ TEST_F(AgentTest, VerifyTreeNamesTheFilesThatDifferFromTheManifest) {
   agent = StartAgentWith({"--verify-tree=" + dir_ + "/tree", "--manifest=" + dir_ + "/none"});
   EXPECT_EQ(WaitForExit(*agent), 1);
   EXPECT_THAT(output_, HasSubstr("cannot check " + dir_ + "/tree: " + dir_ + "/none"));
+}
+
+TEST_F(AgentTest, DetachedAgentOutlivesItsCallerUntilStopped) {
+  std::vector<std::string> args = Flags();
+  args.push_back("--detach");
+  args.push_back("--run-id=r1");
+  args.insert(args.end(), {"--", fake_rank_, "-1", "0", "hang"});
+  absl::Time start = absl::Now();
+  EXPECT_EQ(Run(args), 0) << output_;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  EXPECT_THAT(output_, HasSubstr("n2: ranks started (agent "));
+  EXPECT_THAT(output_, HasSubstr("run r1)"));
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
+  EXPECT_EQ(state.phase, JobPhase::kRunning);
+  ASSERT_EQ(state.ranks.size(), 2u);
+  pid_t agent_pid = state.agent_pid;
+  EXPECT_TRUE(ProcessRunning(agent_pid));
+  for (const RankState& rank : state.ranks) EXPECT_TRUE(ProcessRunning(rank.pid));
+
+  // Its ranks' output is in the logs, prefixed when read back.
+  EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--rank=3"}), 0);
+  EXPECT_THAT(output_, HasSubstr("[n2/3] pid="));
+  EXPECT_THAT(output_, testing::Not(HasSubstr("[n2/2]")));
+
+  EXPECT_EQ(Run({"--stop", "--log-dir=" + dir_, "--grace-period=2s"}), 0) << output_;
+  EXPECT_THAT(output_, HasSubstr("stopped run r1"));
+  EXPECT_FALSE(ProcessRunning(agent_pid));
+  for (const RankState& rank : state.ranks) EXPECT_TRUE(WaitUntilGone(rank.pid)) << rank.pid;
+  FP_ASSERT_OK_AND_ASSIGN(state, Stored());
+  EXPECT_EQ(state.phase, JobPhase::kStopped);
+  // Stopping again finds nothing to do.
+  EXPECT_EQ(Run({"--stop", "--log-dir=" + dir_}), 0);
+  EXPECT_THAT(output_, HasSubstr("nothing running"));
+}
+
+TEST_F(AgentTest, FollowingLogsEndsWithTheJobAndItsStatus) {
+  std::vector<std::string> args = Flags();
+  args.insert(args.end(), {"--detach", "--run-id=r2", "--", "/bin/sh", "-c",
+                           "echo start $RANK; sleep $((RANK - 1)); echo end $RANK; exit $((RANK - 2))"});
+  ASSERT_EQ(Run(args), 0) << output_;
+  EXPECT_EQ(Run({"--logs", "--follow", "--log-dir=" + dir_, "--node=n2"}), 1);
+  EXPECT_THAT(output_, HasSubstr("[n2/2] start 2\n"));
+  EXPECT_THAT(output_, HasSubstr("[n2/2] end 2\n"));
+  EXPECT_THAT(output_, HasSubstr("[n2/3] end 3\n"));
+  EXPECT_EQ(Run({"--logs", "--tail=1", "--log-dir=" + dir_, "--node=n2", "--run=r2"}), 0);
+  EXPECT_EQ(output_, "[n2/2] end 2\n[n2/3] end 3\n");
+  EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--run=nope"}), 1);
+  EXPECT_THAT(output_, HasSubstr("node 'n2' has no run nope"));
+}
+
+TEST_F(AgentTest, ADetachedAgentThatCannotStartSaysWhy) {
+  std::vector<std::string> args = Flags();
+  // A worker whose coordinator is not there.
+  args.insert(args.end(), {"--detach", "--coordinator=127.0.0.1:1", "--heartbeat-timeout=1s",
+                           "--", fake_rank_, "-1", "0", "hang"});
+  EXPECT_EQ(Run(args), 1);
+  EXPECT_THAT(output_, HasSubstr("cannot reach the coordinator"));
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
+  EXPECT_EQ(state.phase, JobPhase::kFailed);
 }
 
 }  // namespace

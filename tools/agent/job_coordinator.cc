@@ -1,0 +1,156 @@
+#include "tools/agent/job_coordinator.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace fleetplan {
+
+JobCoordinator::JobCoordinator(Options options, absl::Time now)
+    : options_(std::move(options)), joining_since_(now) {}
+
+void JobCoordinator::Joined(const std::string& node) { joined_.insert(node); }
+
+void JobCoordinator::Started(const std::string& node, int generation) {
+  if (generation != generation_) return;
+  started_.insert(node);
+  if (AllNodesIn(started_)) everyone_started_once_ = true;
+}
+
+void JobCoordinator::RanksEnded(const std::string& node, int generation,
+                                const std::map<int, int>& statuses,
+                                const std::map<int, int>& failed) {
+  if (generation != generation_ || stage_ == Stage::kEnded) return;
+  ended_.insert(node);
+  bool all_zero = true;
+  for (const auto& [rank, status] : statuses) all_zero &= status == 0;
+  if (all_zero && failed.empty()) {
+    succeeded_.insert(node);
+    return;
+  }
+  // Blame the first node to report a rank that failed by itself, and its
+  // lowest such rank; ranks stopped by an order are not a cause.
+  if (!failed_this_generation_ && !failed.empty()) {
+    failed_this_generation_ = true;
+    const auto& [rank, status] = *failed.begin();
+    failure_ = JobFailure{node, rank, status, ""};
+  } else if (!failed_this_generation_ && stage_ == Stage::kRunning) {
+    // Non-zero statuses without a cause named: still a failure of the node.
+    failed_this_generation_ = true;
+    for (const auto& [rank, status] : statuses) {
+      if (status != 0) {
+        failure_ = JobFailure{node, rank, status, ""};
+        break;
+      }
+    }
+  }
+}
+
+void JobCoordinator::Lost(const std::string& node, const std::string& reason) {
+  if (stage_ == Stage::kEnded || lost_.count(node) > 0) return;
+  lost_.insert(node);
+  ended_.insert(node);
+  if (!failed_this_generation_ && !stop_requested_) {
+    failed_this_generation_ = true;
+    failure_ = JobFailure{node, -1, 1, reason};
+  }
+}
+
+void JobCoordinator::StopRequested() { stop_requested_ = true; }
+
+bool JobCoordinator::AllNodesIn(const std::set<std::string>& nodes) const {
+  for (const std::string& node : options_.nodes) {
+    if (nodes.count(node) == 0) return false;
+  }
+  return true;
+}
+
+void JobCoordinator::BeginStopping(std::vector<Order>* orders) {
+  stage_ = Stage::kStopping;
+  orders->push_back({Order::Kind::kStop, generation_});
+}
+
+void JobCoordinator::End(JobPhase phase, std::vector<Order>* orders) {
+  stage_ = Stage::kEnded;
+  final_phase_ = phase;
+  if (phase != JobPhase::kFailed) failure_.reset();
+  orders->push_back({Order::Kind::kEnd, generation_});
+}
+
+std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
+  std::vector<Order> orders;
+  switch (stage_) {
+    case Stage::kJoining:
+      if (stop_requested_) {
+        End(JobPhase::kStopped, &orders);
+      } else if (!lost_.empty()) {
+        End(JobPhase::kFailed, &orders);
+      } else if (AllNodesIn(joined_)) {
+        stage_ = Stage::kRunning;
+        orders.push_back({Order::Kind::kStart, generation_});
+      } else if (now - joining_since_ > options_.join_timeout) {
+        for (const std::string& node : options_.nodes) {
+          if (joined_.count(node) > 0) continue;
+          failure_ = JobFailure{node, -1, 1,
+                                absl::StrCat("its agent did not reach the coordinator within ",
+                                             absl::FormatDuration(options_.join_timeout))};
+          break;
+        }
+        End(JobPhase::kFailed, &orders);
+      }
+      break;
+    case Stage::kRunning:
+      if (stop_requested_ || failed_this_generation_) {
+        BeginStopping(&orders);
+      } else if (AllNodesIn(succeeded_)) {
+        End(JobPhase::kSucceeded, &orders);
+      }
+      break;
+    case Stage::kStopping:
+      if (!AllNodesIn(ended_)) break;
+      if (stop_requested_) {
+        End(JobPhase::kStopped, &orders);
+      } else if (!lost_.empty() || generation_ >= options_.max_restarts) {
+        End(JobPhase::kFailed, &orders);
+      } else {
+        stage_ = Stage::kBackoff;
+        backoff_until_ = now + options_.restart_backoff;
+      }
+      break;
+    case Stage::kBackoff:
+      if (stop_requested_) {
+        End(JobPhase::kStopped, &orders);
+      } else if (now >= backoff_until_) {
+        ++generation_;
+        started_.clear();
+        ended_.clear();
+        succeeded_.clear();
+        failed_this_generation_ = false;
+        stage_ = Stage::kRunning;
+        orders.push_back({Order::Kind::kStart, generation_});
+      }
+      break;
+    case Stage::kEnded:
+      break;
+  }
+  return orders;
+}
+
+JobPhase JobCoordinator::phase() const {
+  if (stage_ == Stage::kEnded) return final_phase_;
+  return everyone_started_once_ ? JobPhase::kRunning : JobPhase::kStarting;
+}
+
+int JobCoordinator::exit_status() const {
+  if (stage_ != Stage::kEnded) return 0;
+  switch (final_phase_) {
+    case JobPhase::kSucceeded:
+      return 0;
+    case JobPhase::kStopped:
+      return 128 + 15;
+    default:
+      return failure_.has_value() ? failure_->status : 1;
+  }
+}
+
+}  // namespace fleetplan

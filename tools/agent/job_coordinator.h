@@ -1,0 +1,99 @@
+#ifndef FLEETPLAN_TOOLS_AGENT_JOB_COORDINATOR_H_
+#define FLEETPLAN_TOOLS_AGENT_JOB_COORDINATOR_H_
+
+// What the job's coordinator (the chief's launch agent) decides, apart from
+// sockets and processes so that every path is a plain unit test. It hears
+// events from the nodes' agents (its own included) and answers with orders
+// sent to every node:
+//
+//   joining ──all joined──▶ running(g) ──a rank failed / node lost / stop──▶ stopping(g)
+//      │                       │ every rank succeeded                          │ all nodes' ranks ended
+//      ▼ join timeout          ▼                                               ▼
+//   ended(failed)          ended(succeeded)       restarts left: backoff ──▶ running(g+1)
+//                                                 else: ended(failed | stopped)
+//
+// Restarts are of the whole job: every rank on every node stops, then all
+// start again as the next generation, so no rank waits on a dead peer.
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "tools/protocol/job_state.h"
+
+namespace fleetplan {
+
+class JobCoordinator {
+ public:
+  struct Options {
+    std::vector<std::string> nodes;  // every node of the job, the coordinator's own included
+    int max_restarts = 0;
+    absl::Duration join_timeout = absl::Seconds(30);  // for every agent to connect
+    absl::Duration restart_backoff = absl::Seconds(1);
+  };
+
+  // Sent to every node.
+  struct Order {
+    enum class Kind { kStart, kStop, kEnd };
+    Kind kind = Kind::kStart;
+    int generation = 0;
+  };
+
+  JobCoordinator(Options options, absl::Time now);
+
+  // A node's agent connected (the coordinator's own node joins itself).
+  void Joined(const std::string& node);
+  // Every rank of `node` has started in `generation`.
+  void Started(const std::string& node, int generation);
+  // Every rank of `node` ended in `generation`: `statuses` for all of them,
+  // `failed` for those that failed by themselves (not stopped by an order).
+  void RanksEnded(const std::string& node, int generation, const std::map<int, int>& statuses,
+                  const std::map<int, int>& failed);
+  // A node's agent is gone: its connection closed or it fell silent.
+  void Lost(const std::string& node, const std::string& reason);
+  // A stop was asked for (a signal on any node: `stop`, Ctrl-C in apply).
+  void StopRequested();
+
+  // The orders that follow from the events so far and the time; call after
+  // each event and periodically.
+  std::vector<Order> Poll(absl::Time now);
+
+  // The job's state: starting (joining or first start), running, or final.
+  JobPhase phase() const;
+  int generation() const { return generation_; }
+  const std::optional<JobFailure>& failure() const { return failure_; }
+  // 0 when succeeded; the failing rank's status (1 for a lost node) when
+  // failed; 143 (SIGTERM) when stopped.
+  int exit_status() const;
+  bool ended() const { return stage_ == Stage::kEnded; }
+
+ private:
+  enum class Stage { kJoining, kRunning, kStopping, kBackoff, kEnded };
+
+  void BeginStopping(std::vector<Order>* orders);
+  void End(JobPhase phase, std::vector<Order>* orders);
+  bool AllNodesIn(const std::set<std::string>& nodes) const;
+
+  const Options options_;
+  const absl::Time joining_since_;
+  Stage stage_ = Stage::kJoining;
+  int generation_ = 0;
+  std::set<std::string> joined_;
+  std::set<std::string> started_;   // in this generation
+  std::set<std::string> ended_;     // in this generation, lost nodes included
+  std::set<std::string> succeeded_;  // in this generation
+  std::set<std::string> lost_;
+  bool stop_requested_ = false;
+  bool failed_this_generation_ = false;
+  absl::Time backoff_until_ = absl::InfinitePast();
+  std::optional<JobFailure> failure_;
+  JobPhase final_phase_ = JobPhase::kStarting;
+  bool everyone_started_once_ = false;
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_AGENT_JOB_COORDINATOR_H_

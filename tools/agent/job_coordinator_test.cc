@@ -1,0 +1,193 @@
+#include "tools/agent/job_coordinator.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetplan {
+namespace {
+
+using Kind = JobCoordinator::Order::Kind;
+
+const absl::Time kT0 = absl::FromUnixSeconds(1000);
+
+JobCoordinator::Options ThreeNodes(int restarts = 0) {
+  JobCoordinator::Options options;
+  options.nodes = {"a", "b", "c"};
+  options.max_restarts = restarts;
+  options.join_timeout = absl::Seconds(30);
+  options.restart_backoff = absl::Seconds(1);
+  return options;
+}
+
+std::vector<Kind> Kinds(const std::vector<JobCoordinator::Order>& orders) {
+  std::vector<Kind> kinds;
+  for (const auto& order : orders) kinds.push_back(order.kind);
+  return kinds;
+}
+
+// Joins every node and starts generation 0.
+void JoinAll(JobCoordinator& job) {
+  for (const char* node : {"a", "b", "c"}) job.Joined(node);
+  std::vector<JobCoordinator::Order> orders = job.Poll(kT0);
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Kind::kStart);
+  EXPECT_EQ(orders[0].generation, 0);
+  for (const char* node : {"a", "b", "c"}) job.Started(node, 0);
+  EXPECT_TRUE(job.Poll(kT0).empty());
+  EXPECT_EQ(job.phase(), JobPhase::kRunning);
+}
+
+TEST(JobCoordinatorTest, StartsOnlyOnceEveryNodeJoined) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  job.Joined("a");
+  job.Joined("b");
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(1)).empty());
+  EXPECT_EQ(job.phase(), JobPhase::kStarting);
+  job.Joined("c");
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(2))), testing::ElementsAre(Kind::kStart));
+}
+
+TEST(JobCoordinatorTest, ANodeThatNeverJoinsFailsTheJobNamingIt) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  job.Joined("a");
+  job.Joined("c");
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(30)).empty());
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(31))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+  ASSERT_TRUE(job.failure().has_value());
+  EXPECT_EQ(DescribeFailure(*job.failure()),
+            "node 'b' failed: its agent did not reach the coordinator within 30s");
+  EXPECT_EQ(job.exit_status(), 1);
+}
+
+TEST(JobCoordinatorTest, SucceedsWhenEveryNodesRanksSucceeded) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  JoinAll(job);
+  job.RanksEnded("a", 0, {{0, 0}, {1, 0}}, {});
+  job.RanksEnded("b", 0, {{2, 0}}, {});
+  EXPECT_TRUE(job.Poll(kT0).empty());
+  job.RanksEnded("c", 0, {{3, 0}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
+  EXPECT_EQ(job.exit_status(), 0);
+  EXPECT_FALSE(job.failure().has_value());
+}
+
+TEST(JobCoordinatorTest, AFailedRankStopsEveryNodeAndFailsWithoutRestarts) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  JoinAll(job);
+  job.RanksEnded("b", 0, {{2, 0}, {3, 7}}, {{3, 7}});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  // The stopped nodes report their ranks killed: not a cause.
+  job.RanksEnded("a", 0, {{0, 143}, {1, 143}}, {});
+  EXPECT_TRUE(job.Poll(kT0).empty());
+  job.RanksEnded("c", 0, {{4, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+  EXPECT_EQ(DescribeFailure(*job.failure()), "rank 3 on node 'b' failed with exit status 7");
+  EXPECT_EQ(job.exit_status(), 7);
+}
+
+TEST(JobCoordinatorTest, RestartsTheWholeJobAsTheNextGenerationAfterABackoff) {
+  JobCoordinator job(ThreeNodes(/*restarts=*/1), kT0);
+  JoinAll(job);
+  job.RanksEnded("c", 0, {{4, 1}}, {{4, 1}});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  job.RanksEnded("a", 0, {{0, 143}}, {});
+  job.RanksEnded("b", 0, {{2, 143}}, {});
+  EXPECT_TRUE(job.Poll(kT0).empty());  // backoff begins
+  EXPECT_TRUE(job.Poll(kT0 + absl::Milliseconds(900)).empty());
+  std::vector<JobCoordinator::Order> orders = job.Poll(kT0 + absl::Seconds(1));
+  ASSERT_EQ(orders.size(), 1u);
+  EXPECT_EQ(orders[0].kind, Kind::kStart);
+  EXPECT_EQ(orders[0].generation, 1);
+  EXPECT_EQ(job.generation(), 1);
+  // A late report of the old generation changes nothing.
+  job.RanksEnded("a", 0, {{0, 1}}, {{0, 1}});
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(2)).empty());
+  // The budget is spent on the next failure.
+  job.RanksEnded("a", 1, {{0, 3}}, {{0, 3}});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(3))), testing::ElementsAre(Kind::kStop));
+  job.RanksEnded("b", 1, {{2, 143}}, {});
+  job.RanksEnded("c", 1, {{4, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(3))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(DescribeFailure(*job.failure()), "rank 0 on node 'a' failed with exit status 3");
+  EXPECT_EQ(job.exit_status(), 3);
+}
+
+TEST(JobCoordinatorTest, ASucceededGenerationAfterARestartSucceeds) {
+  JobCoordinator job(ThreeNodes(/*restarts=*/2), kT0);
+  JoinAll(job);
+  job.RanksEnded("a", 0, {{0, 1}}, {{0, 1}});
+  job.Poll(kT0);
+  job.RanksEnded("b", 0, {{2, 143}}, {});
+  job.RanksEnded("c", 0, {{4, 143}}, {});
+  job.Poll(kT0);
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(1))), testing::ElementsAre(Kind::kStart));
+  for (const char* node : {"a", "b", "c"}) job.RanksEnded(node, 1, {{0, 0}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(5))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
+  EXPECT_EQ(job.generation(), 1);
+}
+
+TEST(JobCoordinatorTest, ALostNodeStopsTheJobWithoutRestart) {
+  JobCoordinator job(ThreeNodes(/*restarts=*/3), kT0);
+  JoinAll(job);
+  job.Lost("b", "no heartbeat for 30s");
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  job.RanksEnded("a", 0, {{0, 143}}, {});
+  job.RanksEnded("c", 0, {{4, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+  EXPECT_EQ(DescribeFailure(*job.failure()), "node 'b' failed: no heartbeat for 30s");
+}
+
+TEST(JobCoordinatorTest, AStopEndsTheJobStoppedWhateverTheRestarts) {
+  JobCoordinator job(ThreeNodes(/*restarts=*/3), kT0);
+  JoinAll(job);
+  job.StopRequested();
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  // A node stopped by the same request may drop its connection.
+  job.Lost("b", "connection closed");
+  job.RanksEnded("a", 0, {{0, 143}}, {});
+  job.RanksEnded("c", 0, {{4, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kStopped);
+  EXPECT_FALSE(job.failure().has_value());
+  EXPECT_EQ(job.exit_status(), 143);
+}
+
+TEST(JobCoordinatorTest, AStopWhileJoiningEndsAtOnce) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  job.Joined("a");
+  job.StopRequested();
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kStopped);
+}
+
+TEST(JobCoordinatorTest, AStopDuringTheBackoffStartsNothing) {
+  JobCoordinator job(ThreeNodes(/*restarts=*/1), kT0);
+  JoinAll(job);
+  job.RanksEnded("a", 0, {{0, 1}}, {{0, 1}});
+  job.Poll(kT0);
+  job.RanksEnded("b", 0, {{2, 143}}, {});
+  job.RanksEnded("c", 0, {{4, 143}}, {});
+  job.Poll(kT0);
+  job.StopRequested();
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(5))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kStopped);
+}
+
+TEST(JobCoordinatorTest, OneNodeJobsNeedNoPeers) {
+  JobCoordinator::Options options;
+  options.nodes = {"solo"};
+  JobCoordinator job(options, kT0);
+  job.Joined("solo");
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStart));
+  job.RanksEnded("solo", 0, {{0, 0}, {1, 0}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,75 @@
+#ifndef FLEETPLAN_TOOLS_AGENT_NODE_AGENT_H_
+#define FLEETPLAN_TOOLS_AGENT_NODE_AGENT_H_
+
+// The launch agent's core: runs this node's ranks as part of a job that
+// the chief's agent coordinates.
+//
+// The coordinator (the chief's agent) listens on the supervisor port;
+// every other node's agent connects to it. Messages are JSON lines
+// (peer_channel.h), each with a "t" field:
+//   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
+//     failed}, stop (a stop was asked for on the worker), hb
+//   coordinator → worker: welcome {run_id, node}, start {gen}, stop {gen},
+//     end {state, exit_status, failure}, hb
+// Both sides send hb a few times per heartbeat timeout; an agent that hears
+// nothing from the coordinator for the timeout stops its ranks and exits,
+// and a coordinator that loses a worker stops the job (job_coordinator.h
+// decides the rest). The state is kept in job.json (tools/protocol).
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "tools/protocol/job_state.h"
+
+namespace fleetplan {
+
+struct NodeAgentOptions {
+  std::string node;     // for the [node/rank] prefix and job.json
+  int first_rank = 0;   // RANK of LOCAL_RANK 0
+  int nproc = 1;        // ranks to start
+  int restarts = 0;     // whole-job restarts (the coordinator's budget)
+  std::string log_dir;  // job.json, rank logs (see job_state.h)
+  // The same on every node of one run; empty: the coordinator makes one
+  // and tells the workers.
+  std::string run_id;
+  absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
+  std::vector<std::string> program;                 // argv of every rank
+
+  // A coordinator lists every node of the job, its own included (empty:
+  // this node alone) and listens on `supervisor_port` when there are
+  // others; a worker names the coordinator as HOST:PORT instead.
+  std::vector<std::string> nodes;
+  int supervisor_port = 0;
+  std::string coordinator;
+  absl::Duration heartbeat_timeout = absl::Seconds(30);
+  absl::Duration restart_backoff = absl::Seconds(1);
+
+  // End-of-file here stops the job (a foreground agent whose caller went
+  // away); -1: not watched.
+  int stdin_fd = -1;
+  // Readable means stop the job (a signal handler writes to it); -1: none.
+  int stop_fd = -1;
+  // Where prefixed rank output and the agent's own lines go; -1: nowhere
+  // (a detached agent: the rank logs hold everything).
+  int output_fd = 1;
+  // Rank output goes to output_fd too (a foreground agent); the rank logs
+  // get it either way.
+  bool echo_rank_output = true;
+  // Called once: with true when this node's ranks have first started, with
+  // false when the job ended before they could.
+  std::function<void(bool started)> on_started;
+};
+
+// Runs this node's part of the job to its end and returns the final state
+// (also written to job.json). Its exit_status is the job's: 0 when every
+// rank of every node succeeded, that of the first failing rank, 1 for a
+// lost node or coordinator, 143 when stopped. InvalidArgument for bad
+// options; an error creating the log directory is returned too.
+absl::StatusOr<NodeJobState> RunNodeAgent(const NodeAgentOptions& options);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_AGENT_NODE_AGENT_H_

@@ -1,0 +1,391 @@
+#include "tools/agent/node_agent.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/agent/sockets.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+class NodeAgentTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = MakeTempDir();
+    out_path_ = dir_ + "/out.txt";
+    out_fd_ = open(out_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ASSERT_GE(out_fd_, 0);
+    setenv("WORLD_SIZE", "8", 1);  // inherited by every rank
+    char cwd[4096];
+    ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
+    fake_rank_ = absl::StrCat(cwd, "/tools/agent/testdata/fake_rank.sh");
+  }
+  void TearDown() override { close(out_fd_); }
+
+  NodeAgentOptions Options(int nproc, std::vector<std::string> args) {
+    NodeAgentOptions options;
+    options.node = "n1";
+    options.first_rank = 4;
+    options.nproc = nproc;
+    options.log_dir = dir_ + "/logs";
+    options.grace_period = absl::Seconds(5);
+    options.program = {fake_rank_};
+    options.program.insert(options.program.end(), args.begin(), args.end());
+    options.stdin_fd = -1;
+    options.output_fd = out_fd_;
+    return options;
+  }
+
+  std::string Output() { return ReadFileToString(out_path_).value_or(""); }
+  absl::StatusOr<NodeJobState> Stored() {
+    absl::StatusOr<std::string> json = ReadFileToString(dir_ + "/logs/job.json");
+    if (!json.ok()) return json.status();
+    return JobStateFromJson(*json);
+  }
+
+  std::string dir_, out_path_, fake_rank_;
+  int out_fd_ = -1;
+};
+
+TEST_F(NodeAgentTest, AllRanksSucceedWithPrefixedOutputLogsAndResult) {
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result,
+                          RunNodeAgent(Options(3, {"-1", "0", "exit"})));
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_EQ(result.phase, JobPhase::kSucceeded);
+  EXPECT_FALSE(result.failure.has_value());
+  EXPECT_EQ(result.generation, 0);
+  std::string out = Output();
+  for (int i = 0; i < 3; ++i) {
+    int rank = 4 + i;
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("[n1/", rank, "] pid=")));
+    EXPECT_THAT(out, HasSubstr(absl::StrCat(" rank=", rank, " local_rank=", i, " world=8\n")));
+    EXPECT_THAT(out, HasSubstr(absl::StrCat("[n1/", rank, "] partial from ", rank,
+                                            " ...done\n")));
+    FP_ASSERT_OK_AND_ASSIGN(
+        std::string log,
+        ReadFileToString(absl::StrCat(dir_, "/logs/latest/rank-", rank, ".log")));
+    EXPECT_THAT(log, HasSubstr(absl::StrCat("rank=", rank, " local_rank=", i)));
+    EXPECT_THAT(log, Not(HasSubstr("[n1/"))) << "logs keep the raw output";
+  }
+  // Every line of stdout is a whole, prefixed line.
+  for (absl::string_view line : absl::StrSplit(out, '\n', absl::SkipEmpty())) {
+    EXPECT_TRUE(absl::StartsWith(line, "[n1/")) << line;
+  }
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState stored, Stored());
+  EXPECT_EQ(stored.node, "n1");
+  EXPECT_TRUE(stored.coordinator);
+  EXPECT_EQ(stored.phase, JobPhase::kSucceeded);
+  EXPECT_EQ(stored.exit_status, 0);
+  EXPECT_EQ(stored.run_id, result.run_id);
+  ASSERT_EQ(stored.ranks.size(), 3u);
+  EXPECT_EQ(stored.ranks[2].rank, 6);
+  EXPECT_EQ(stored.ranks[2].status, 0);
+  EXPECT_NE(stored.ended_at, absl::InfinitePast());
+  EXPECT_EQ(access((dir_ + "/logs/" + result.run_id + "/rank-6.log").c_str(), F_OK), 0);
+}
+
+TEST_F(NodeAgentTest, OneFailingRankStopsTheOthers) {
+  absl::Time start = absl::Now();
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result,
+                          RunNodeAgent(Options(3, {"5", "3", "hang"})));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(4)) << "SIGTERM, not the grace period";
+  EXPECT_EQ(result.exit_status, 3);
+  ASSERT_TRUE(result.failure.has_value());
+  EXPECT_EQ(DescribeFailure(*result.failure), "rank 5 on node 'n1' failed with exit status 3");
+  std::string out = Output();
+  std::vector<pid_t> pids = PidsAfter(out, "pid=");
+  ASSERT_EQ(pids.size(), 3u) << out;
+  for (pid_t pid : pids) EXPECT_FALSE(ProcessRunning(pid)) << pid;
+  EXPECT_THAT(out, HasSubstr("[n1/5] rank 5 failing\n"));
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState stored, Stored());
+  EXPECT_EQ(stored.phase, JobPhase::kFailed);
+  EXPECT_EQ(stored.exit_status, 3);
+  EXPECT_EQ(stored.failure->rank, 5);
+}
+
+TEST_F(NodeAgentTest, RankKilledBySignalGives128PlusSignal) {
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result,
+                          RunNodeAgent(Options(2, {"4", "kill", "hang"})));
+  EXPECT_EQ(result.exit_status, 128 + 9);
+  EXPECT_EQ(result.failure->rank, 4);
+}
+
+TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
+  NodeAgentOptions options = Options(2, {"5", "7", "exit"});
+  options.restarts = 2;
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 7);
+  EXPECT_EQ(result.failure->rank, 5);
+  EXPECT_EQ(result.generation, 2);
+  std::string out = Output();
+  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 1 of 2)"));
+  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 2 of 2)"));
+  EXPECT_EQ(PidsAfter(out, "pid=").size(), 6u) << "3 attempts of 2 ranks";
+  FP_ASSERT_OK_AND_ASSIGN(std::string log,
+                          ReadFileToString(dir_ + "/logs/latest/rank-4.log"));
+  EXPECT_THAT(log, HasSubstr("--- restart 2 ---"));
+}
+
+TEST_F(NodeAgentTest, ARestartCanSucceed) {
+  NodeAgentOptions options = Options(2, {"4", "1", "exit", dir_ + "/failed-once"});
+  options.restarts = 3;
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_FALSE(result.failure.has_value());
+  EXPECT_EQ(result.generation, 1);
+}
+
+TEST_F(NodeAgentTest, StdinEndOfFileStopsEveryRank) {
+  int in[2];
+  ASSERT_EQ(pipe2(in, O_CLOEXEC), 0);
+  NodeAgentOptions options = Options(2, {"-1", "0", "hang"});
+  options.stdin_fd = in[0];
+  absl::StatusOr<NodeJobState> result;
+  std::thread agent([&] { result = RunNodeAgent(options); });
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (PidsAfter(Output(), "pid=").size() < 2 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  std::vector<pid_t> pids = PidsAfter(Output(), "pid=");
+  ASSERT_EQ(pids.size(), 2u);
+  ASSERT_EQ(write(in[1], "x", 1), 1);  // input alone does not stop it
+  absl::SleepFor(absl::Milliseconds(150));
+  for (pid_t pid : pids) EXPECT_TRUE(ProcessRunning(pid));
+  close(in[1]);
+  agent.join();
+  close(in[0]);
+  ASSERT_THAT(result, IsOk());
+  for (pid_t pid : pids) EXPECT_FALSE(ProcessRunning(pid));
+  EXPECT_EQ(result->exit_status, 128 + 15);
+  EXPECT_EQ(result->phase, JobPhase::kStopped);
+  EXPECT_THAT(Output(), HasSubstr("[n1] agent: stdin closed; stopping all ranks\n"));
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState stored, Stored());
+  EXPECT_EQ(stored.phase, JobPhase::kStopped);
+}
+
+TEST_F(NodeAgentTest, MissingProgramIsAFailedRank) {
+  NodeAgentOptions options = Options(2, {});
+  options.program = {dir_ + "/no-such-program"};
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 127);
+  EXPECT_EQ(result.failure->rank, 4);
+}
+
+TEST_F(NodeAgentTest, BadOptionsAreInvalidArgument) {
+  NodeAgentOptions options = Options(0, {});
+  EXPECT_THAT(RunNodeAgent(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--nproc")));
+  options = Options(1, {});
+  options.program.clear();
+  EXPECT_THAT(RunNodeAgent(options),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("program")));
+}
+
+TEST_F(NodeAgentTest, RestartedRanksSeeTorchrunsRestartCountAndRunId) {
+  std::string program = dir_ + "/env_rank.sh";
+  ASSERT_THAT(WriteFileAtomic(program,
+                              "#!/bin/sh\n"
+                              "echo \"restart=$TORCHELASTIC_RESTART_COUNT "
+                              "max=$TORCHELASTIC_MAX_RESTARTS run=$TORCHELASTIC_RUN_ID\"\n"
+                              "[ \"$TORCHELASTIC_RESTART_COUNT\" = 1 ] || exit 3\n",
+                              0755),
+              IsOk());
+  NodeAgentOptions options = Options(1, {});
+  options.program = {program};
+  options.restarts = 1;
+  options.run_id = "run-7";
+  options.restart_backoff = absl::Milliseconds(10);
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_THAT(Output(), HasSubstr("[n1/4] restart=0 max=1 run=run-7\n"));
+  EXPECT_THAT(Output(), HasSubstr("[n1/4] restart=1 max=1 run=run-7\n"));
+}
+
+// A free TCP port on the loopback, for a coordinator to listen on.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+// Three agents of one job in this process: a coordinator ("a", ranks 0-1)
+// and two workers ("b" rank 2, "c" rank 3), each with its own log folder.
+class JobTest : public NodeAgentTest {
+ protected:
+  NodeAgentOptions Node(const std::string& name, int first_rank, int nproc,
+                        std::vector<std::string> args) {
+    NodeAgentOptions options = Options(nproc, std::move(args));
+    options.node = name;
+    options.first_rank = first_rank;
+    options.log_dir = absl::StrCat(dir_, "/", name);
+    options.heartbeat_timeout = absl::Seconds(3);
+    options.restart_backoff = absl::Milliseconds(50);
+    options.run_id = "job-1";
+    if (name == "a") {
+      options.nodes = {"a", "b", "c"};
+      options.supervisor_port = port_;
+    } else {
+      options.coordinator = absl::StrCat("127.0.0.1:", port_);
+    }
+    return options;
+  }
+
+  // Runs the three to their end.
+  std::map<std::string, NodeJobState> RunJob(std::vector<NodeAgentOptions> nodes) {
+    std::map<std::string, absl::StatusOr<NodeJobState>> results;
+    std::vector<std::thread> threads;
+    for (const NodeAgentOptions& node : nodes) results.emplace(node.node, absl::UnknownError(""));
+    for (const NodeAgentOptions& node : nodes) {
+      threads.emplace_back([&results, &node] { results.at(node.node) = RunNodeAgent(node); });
+    }
+    for (std::thread& thread : threads) thread.join();
+    std::map<std::string, NodeJobState> states;
+    for (auto& [name, result] : results) {
+      EXPECT_THAT(result, IsOk()) << name;
+      if (result.ok()) states[name] = *result;
+    }
+    return states;
+  }
+
+  int port_ = FreePort();
+};
+
+TEST_F(JobTest, EveryNodeSucceedsTogether) {
+  auto states = RunJob({Node("a", 0, 2, {"-1", "0", "exit"}), Node("b", 2, 1, {"-1", "0", "exit"}),
+                        Node("c", 3, 1, {"-1", "0", "exit"})});
+  for (const auto& [name, state] : states) {
+    EXPECT_EQ(state.phase, JobPhase::kSucceeded) << name;
+    EXPECT_EQ(state.exit_status, 0) << name;
+    EXPECT_EQ(state.run_id, "job-1");
+  }
+  EXPECT_TRUE(states["a"].coordinator);
+  EXPECT_FALSE(states["b"].coordinator);
+  EXPECT_THAT(ReadFileToString(dir_ + "/c/job-1/rank-3.log").value_or(""), HasSubstr("rank=3"));
+}
+
+TEST_F(JobTest, ARankFailingOnAWorkerStopsEveryNodeAtOnce) {
+  absl::Time start = absl::Now();
+  // Rank 3 on c fails; every other rank would hang for 1000 s.
+  auto states = RunJob({Node("a", 0, 2, {"3", "9", "hang"}), Node("b", 2, 1, {"3", "9", "hang"}),
+                        Node("c", 3, 1, {"3", "9", "hang"})});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  for (const auto& [name, state] : states) {
+    EXPECT_EQ(state.phase, JobPhase::kFailed) << name;
+    EXPECT_EQ(state.exit_status, 9) << name;
+    ASSERT_TRUE(state.failure.has_value()) << name;
+    EXPECT_EQ(DescribeFailure(*state.failure), "rank 3 on node 'c' failed with exit status 9");
+  }
+  for (pid_t pid : PidsAfter(Output(), "pid=")) EXPECT_FALSE(ProcessRunning(pid)) << pid;
+}
+
+TEST_F(JobTest, AWholeJobRestartRestartsEveryNodesRanks) {
+  std::string once = dir_ + "/failed-once";
+  std::vector<NodeAgentOptions> nodes = {Node("a", 0, 2, {"2", "4", "exit", once}),
+                                         Node("b", 2, 1, {"2", "4", "exit", once}),
+                                         Node("c", 3, 1, {"2", "4", "exit", once})};
+  for (NodeAgentOptions& node : nodes) node.restarts = 1;
+  auto states = RunJob(nodes);
+  for (const auto& [name, state] : states) {
+    EXPECT_EQ(state.phase, JobPhase::kSucceeded) << name;
+    EXPECT_EQ(state.generation, 1) << name;
+  }
+  // Every rank ran twice, on every node.
+  EXPECT_EQ(PidsAfter(Output(), "pid=").size(), 8u);
+  EXPECT_THAT(ReadFileToString(dir_ + "/c/job-1/rank-3.log").value_or(""),
+              HasSubstr("--- restart 1 ---"));
+}
+
+TEST_F(JobTest, AWorkerThatNeverComesFailsTheJobNamingIt) {
+  NodeAgentOptions a = Node("a", 0, 1, {"-1", "0", "hang"});
+  a.heartbeat_timeout = absl::Seconds(1);
+  auto states = RunJob({a, Node("b", 2, 1, {"-1", "0", "hang"})});
+  EXPECT_EQ(states["a"].phase, JobPhase::kFailed);
+  EXPECT_EQ(DescribeFailure(*states["a"].failure),
+            "node 'c' failed: its agent did not reach the coordinator within 1s");
+  EXPECT_EQ(states["b"].phase, JobPhase::kFailed);
+}
+
+// A worker whose coordinator falls silent (a partition) stops its ranks
+// within the heartbeat timeout.
+TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port_);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  std::thread silent([&] {
+    // Welcomes and starts the worker, then says nothing more.
+    int fd = accept(listener, nullptr, nullptr);
+    std::string orders =
+        "{\"t\":\"welcome\",\"node\":\"a\",\"run_id\":\"job-1\"}\n{\"t\":\"start\",\"gen\":0}\n";
+    ASSERT_EQ(write(fd, orders.data(), orders.size()), static_cast<ssize_t>(orders.size()));
+    absl::SleepFor(absl::Seconds(6));
+    close(fd);
+  });
+  NodeAgentOptions b = Node("b", 2, 2, {"-1", "0", "hang"});
+  absl::Time start = absl::Now();
+  absl::StatusOr<NodeJobState> state = RunNodeAgent(b);
+  absl::Duration took = absl::Now() - start;
+  silent.join();
+  close(listener);
+  ASSERT_THAT(state, IsOk());
+  EXPECT_GE(took, absl::Seconds(3));
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(state->phase, JobPhase::kFailed);
+  EXPECT_THAT(state->failure->reason, HasSubstr("no heartbeat for 3s"));
+  std::vector<pid_t> pids = PidsAfter(Output(), "pid=");
+  EXPECT_EQ(pids.size(), 2u);
+  for (pid_t pid : pids) EXPECT_FALSE(ProcessRunning(pid)) << pid;
+}
+
+// A coordinator that loses a worker (silent past the timeout) stops the job.
+TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
+  NodeAgentOptions a = Node("a", 0, 1, {"-1", "0", "hang"});
+  a.nodes = {"a", "b"};
+  std::thread silent_worker([&] {
+    absl::StatusOr<Connected> connected =
+        ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(5));
+    ASSERT_THAT(connected, IsOk());
+    std::string hello = "{\"t\":\"hello\",\"node\":\"b\"}\n{\"t\":\"started\",\"gen\":0}\n";
+    ASSERT_EQ(write(connected->fd.get(), hello.data(), hello.size()),
+              static_cast<ssize_t>(hello.size()));
+    absl::SleepFor(absl::Seconds(6));
+  });
+  absl::Time start = absl::Now();
+  absl::StatusOr<NodeJobState> state = RunNodeAgent(a);
+  absl::Duration took = absl::Now() - start;
+  silent_worker.join();
+  ASSERT_THAT(state, IsOk());
+  EXPECT_LT(took, absl::Seconds(5));
+  EXPECT_EQ(state->phase, JobPhase::kFailed);
+  EXPECT_EQ(DescribeFailure(*state->failure), "node 'b' failed: no heartbeat for 3s");
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,163 @@
+#include "tools/agent/rank_group.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+
+namespace fleetplan {
+namespace {
+
+// Output a finished rank's orphaned descendants may still hold open.
+constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
+
+}  // namespace
+
+void WriteFully(int fd, absl::string_view data) {
+  while (fd >= 0 && !data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n > 0) {
+      data.remove_prefix(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd pfd = {fd, POLLOUT, 0};
+      poll(&pfd, 1, 100);
+    } else {
+      return;
+    }
+  }
+}
+
+RankGroup::RankGroup(RankGroupOptions options) : options_(std::move(options)) {}
+
+RankGroup::~RankGroup() {
+  StopAll();
+  for (int fd : logs_) {
+    if (fd >= 0) close(fd);
+  }
+}
+
+void RankGroup::Message(const std::string& text) {
+  WriteFully(options_.output_fd, absl::StrCat("[", options_.node, "] agent: ", text, "\n"));
+}
+
+void RankGroup::Log(size_t i, absl::string_view chunk) {
+  if (logs_[i] >= 0) WriteFully(logs_[i], chunk);
+}
+
+void RankGroup::Start() {
+  for (int i = 0; i < options_.nproc; ++i) {
+    int rank = Rank(i);
+    prefixers_.emplace_back(absl::StrCat("[", options_.node, "/", rank, "] "));
+    std::string log_path = RankLogPath(options_.run_dir, rank);
+    logs_.push_back(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    if (logs_.back() < 0) Message(absl::StrCat("cannot open ", log_path, ": ", strerror(errno)));
+    if (options_.generation > 0) {
+      Log(i, absl::StrCat("--- restart ", options_.generation, " ---\n"));
+    }
+    SubprocessOptions spawn;
+    spawn.argv = options_.program;
+    spawn.env = {{"RANK", absl::StrCat(rank)}, {"LOCAL_RANK", absl::StrCat(i)}};
+    spawn.env.insert(spawn.env.end(), options_.env.begin(), options_.env.end());
+    absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(spawn);
+    if (!process.ok()) {
+      std::string why = absl::StrCat("rank ", rank, " did not start: ", process.status().message());
+      Message(why);
+      Log(i, absl::StrCat(why, "\n"));
+      failed_[rank] = 127;
+      ranks_.push_back(nullptr);
+      continue;
+    }
+    ranks_.push_back(std::move(*process));
+  }
+}
+
+std::vector<Subprocess*> RankGroup::Running() {
+  std::vector<Subprocess*> all;
+  started_index_.clear();
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (ranks_[i] == nullptr) continue;
+    all.push_back(ranks_[i].get());
+    started_index_.push_back(i);
+  }
+  return all;
+}
+
+IndexedOutput RankGroup::Forwarder() {
+  // Indexes count only ranks that started; map them back.
+  return [this](size_t index, absl::string_view chunk) {
+    size_t i = started_index_[index];
+    Log(i, chunk);
+    if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Feed(chunk));
+  };
+}
+
+std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration timeout) {
+  std::vector<Subprocess*> running = Running();
+  return PumpOutput(running, watch, timeout, Forwarder());
+}
+
+RankGroup::Progress RankGroup::Check() {
+  if (!failed_.empty()) return Progress::kFailed;
+  bool running = false, output = false;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    std::optional<int> status = ranks_[i]->TryWait();
+    if (!status.has_value()) {
+      running = true;
+    } else if (*status != 0) {
+      failed_[Rank(i)] = *status;
+    }
+    output |= ranks_[i]->output_open();
+  }
+  if (!failed_.empty()) return Progress::kFailed;
+  if (running) return Progress::kRunning;
+  absl::Time now = absl::Now();
+  if (all_exited_at_ == absl::InfiniteFuture()) all_exited_at_ = now;
+  if (output && now - all_exited_at_ <= kDrainAfterExit) return Progress::kRunning;
+  return Progress::kSucceeded;
+}
+
+void RankGroup::StopAll() {
+  if (stopped_) return;
+  stopped_ = true;
+  std::vector<Subprocess*> running = Running();
+  ::fleetplan::StopAll(running, options_.grace_period, Forwarder());
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Flush());
+  }
+}
+
+std::map<int, int> RankGroup::statuses() const {
+  std::map<int, int> statuses = failed_;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    if (ranks_[i] != nullptr && ranks_[i]->exit_status().has_value()) {
+      statuses[Rank(i)] = *ranks_[i]->exit_status();
+    }
+  }
+  return statuses;
+}
+
+std::vector<RankState> RankGroup::states() const {
+  std::vector<RankState> states;
+  for (size_t i = 0; i < ranks_.size(); ++i) {
+    RankState state;
+    state.rank = Rank(i);
+    if (ranks_[i] != nullptr) {
+      state.pid = ranks_[i]->pid();
+      state.status = ranks_[i]->exit_status();
+    } else {
+      state.status = 127;
+    }
+    states.push_back(state);
+  }
+  return states;
+}
+
+}  // namespace fleetplan

@@ -1,0 +1,85 @@
+#ifndef FLEETPLAN_TOOLS_AGENT_RANK_GROUP_H_
+#define FLEETPLAN_TOOLS_AGENT_RANK_GROUP_H_
+
+// One generation of a node's ranks: started together, their output kept
+// in per-rank logs (and, when asked, written prefixed `[node/rank]` to an
+// output descriptor), watched until all succeed or one fails, and stopped
+// together. Each rank leads its own process group, so stopping a rank
+// stops everything it started.
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/types/span.h"
+#include "absl/time/time.h"
+#include "tools/agent/line_prefixer.h"
+#include "tools/process/subprocess.h"
+#include "tools/protocol/job_state.h"
+
+namespace fleetplan {
+
+struct RankGroupOptions {
+  std::string node;
+  int first_rank = 0;
+  int nproc = 1;
+  std::vector<std::string> program;  // argv of every rank
+  // Added to each rank's environment after RANK and LOCAL_RANK.
+  std::vector<std::pair<std::string, std::string>> env;
+  std::string run_dir;  // rank logs go here (RankLogPath)
+  int generation = 0;   // >0: each log gets a "--- restart N ---" line first
+  int output_fd = -1;   // prefixed output goes here too; -1: logs only
+  absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
+};
+
+class RankGroup {
+ public:
+  enum class Progress { kRunning, kSucceeded, kFailed };
+
+  explicit RankGroup(RankGroupOptions options);
+  ~RankGroup();
+
+  // Starts every rank; one that cannot start counts as failed with 127.
+  void Start();
+  // Waits up to `timeout` for output or for one of `watch` to be readable;
+  // returns the indexes (into `watch`) of those that are.
+  std::vector<size_t> Pump(absl::Span<const int> watch, absl::Duration timeout);
+  // Reaps what ended: kFailed once a rank failed, kSucceeded once all
+  // exited 0 and their output is drained.
+  Progress Check();
+  // Stops every rank still running (SIGTERM, then SIGKILL after the grace
+  // period) and drains their output. Blocks until all are reaped.
+  void StopAll();
+
+  // Every rank's exit status (once all ended).
+  std::map<int, int> statuses() const;
+  // The ranks that failed by themselves, before any were stopped.
+  const std::map<int, int>& failed() const { return failed_; }
+  // Rank, pid and status of each, for job.json.
+  std::vector<RankState> states() const;
+
+ private:
+  int Rank(size_t i) const { return options_.first_rank + static_cast<int>(i); }
+  void Message(const std::string& text);
+  void Log(size_t i, absl::string_view chunk);
+  IndexedOutput Forwarder();
+  std::vector<Subprocess*> Running();
+
+  const RankGroupOptions options_;
+  std::vector<std::unique_ptr<Subprocess>> ranks_;  // null: did not start
+  std::vector<LinePrefixer> prefixers_;
+  std::vector<int> logs_;
+  std::vector<size_t> started_index_;
+  std::map<int, int> failed_;
+  absl::Time all_exited_at_ = absl::InfiniteFuture();
+  bool stopped_ = false;
+};
+
+// Writes all of `data` to `fd`, waiting when it is non-blocking and full.
+// Errors are dropped: a closed stdout must not stop the ranks.
+void WriteFully(int fd, absl::string_view data);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_AGENT_RANK_GROUP_H_

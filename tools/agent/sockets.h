@@ -1,0 +1,59 @@
+#ifndef FLEETPLAN_TOOLS_AGENT_SOCKETS_H_
+#define FLEETPLAN_TOOLS_AGENT_SOCKETS_H_
+
+// The TCP pieces the agent's network probes and its supervision channel
+// share: listening on every address, and connecting to HOST:PORT with
+// retries while the other side comes up.
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fleetplan {
+
+// A file descriptor closed when it goes out of scope.
+class Fd {
+ public:
+  explicit Fd(int fd = -1) : fd_(fd) {}
+  ~Fd();
+  Fd(Fd&& other) : fd_(other.fd_) { other.fd_ = -1; }
+  Fd& operator=(Fd&& other);
+  int get() const { return fd_; }
+  // Gives up ownership.
+  int release();
+
+ private:
+  int fd_;
+};
+
+// A listening socket bound to `port` on every address (IPv6 with IPv4
+// mapped in, else IPv4 alone where IPv6 is off), with SO_REUSEADDR as the
+// rendezvous store binds. Returns -errno on failure.
+int BindAnyAddress(int port);
+
+struct HostPort {
+  std::string host;
+  std::string port;
+};
+
+// "host:port" or "[v6]:port". InvalidArgument otherwise.
+absl::StatusOr<HostPort> ParseHostPort(absl::string_view target);
+
+struct Connected {
+  Fd fd;
+  std::string address;  // "target (1.2.3.4)", for messages
+};
+
+// Connects to `target`, retrying refused and timed-out attempts every
+// 200 ms until `timeout` (the listener may not be up yet). InvalidArgument
+// for a malformed target, Unavailable with the last error otherwise.
+absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Duration timeout);
+
+// Milliseconds left until `deadline`, for poll(); 0 once it passed.
+int RemainingMs(absl::Time deadline);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_AGENT_SOCKETS_H_

@@ -1,0 +1,242 @@
+#include "tools/protocol/job_state.h"
+
+#include <array>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr std::array<std::pair<JobPhase, absl::string_view>, 5> kPhaseNames = {{
+    {JobPhase::kStarting, "starting"},
+    {JobPhase::kRunning, "running"},
+    {JobPhase::kSucceeded, "succeeded"},
+    {JobPhase::kFailed, "failed"},
+    {JobPhase::kStopped, "stopped"},
+}};
+
+// Times as RFC 3339 in UTC; null for InfinitePast (not yet).
+nlohmann::json TimeToJson(absl::Time time) {
+  if (time == absl::InfinitePast()) return nullptr;
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", time, absl::UTCTimeZone());
+}
+
+absl::Status Invalid(absl::string_view key, absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat("job.json: \"", key, "\" ", what));
+}
+
+// Reads the fields of one JSON object, naming the first one that is wrong.
+class Fields {
+ public:
+  explicit Fields(const nlohmann::json& json) : json_(json) {}
+
+  absl::Status Get(const char* key, std::string* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (!value->is_string()) return Invalid(key, "is not a string");
+    *out = value->get<std::string>();
+    return absl::OkStatus();
+  }
+  absl::Status Get(const char* key, int* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (!value->is_number_integer()) return Invalid(key, "is not an integer");
+    *out = value->get<int>();
+    return absl::OkStatus();
+  }
+  absl::Status Get(const char* key, bool* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (!value->is_boolean()) return Invalid(key, "is not true or false");
+    *out = value->get<bool>();
+    return absl::OkStatus();
+  }
+  absl::Status Get(const char* key, std::optional<int>* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (value->is_null()) {
+      out->reset();
+      return absl::OkStatus();
+    }
+    if (!value->is_number_integer()) return Invalid(key, "is not an integer or null");
+    *out = value->get<int>();
+    return absl::OkStatus();
+  }
+  absl::Status Get(const char* key, absl::Time* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (value->is_null()) {
+      *out = absl::InfinitePast();
+      return absl::OkStatus();
+    }
+    std::string error;
+    if (!value->is_string() ||
+        !absl::ParseTime(absl::RFC3339_full, value->get<std::string>(), out, &error)) {
+      return Invalid(key, "is not an RFC 3339 time or null");
+    }
+    return absl::OkStatus();
+  }
+  absl::Status Get(const char* key, absl::Duration* out) const {
+    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
+    if (!value->is_number()) return Invalid(key, "is not a number of seconds");
+    *out = absl::Seconds(value->get<double>());
+    return absl::OkStatus();
+  }
+
+ private:
+  absl::StatusOr<const nlohmann::json*> Find(const char* key) const {
+    auto it = json_.find(key);
+    if (it == json_.end()) return Invalid(key, "is missing");
+    return &*it;
+  }
+
+  const nlohmann::json& json_;
+};
+
+absl::StatusOr<RankState> RankFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return Invalid("ranks", "holds something that is not an object");
+  RankState rank;
+  Fields fields(json);
+  FP_RETURN_IF_ERROR(fields.Get("rank", &rank.rank));
+  FP_RETURN_IF_ERROR(fields.Get("pid", &rank.pid));
+  FP_RETURN_IF_ERROR(fields.Get("status", &rank.status));
+  return rank;
+}
+
+absl::StatusOr<JobFailure> FailureFromJson(const nlohmann::json& json) {
+  if (!json.is_object()) return Invalid("failure", "is not an object or null");
+  JobFailure failure;
+  Fields fields(json);
+  FP_RETURN_IF_ERROR(fields.Get("node", &failure.node));
+  FP_RETURN_IF_ERROR(fields.Get("rank", &failure.rank));
+  FP_RETURN_IF_ERROR(fields.Get("status", &failure.status));
+  FP_RETURN_IF_ERROR(fields.Get("reason", &failure.reason));
+  return failure;
+}
+
+}  // namespace
+
+absl::string_view JobPhaseName(JobPhase phase) {
+  for (const auto& [each, name] : kPhaseNames) {
+    if (each == phase) return name;
+  }
+  return "unknown";
+}
+
+std::optional<JobPhase> ParseJobPhase(absl::string_view name) {
+  for (const auto& [phase, each] : kPhaseNames) {
+    if (each == name) return phase;
+  }
+  return std::nullopt;
+}
+
+bool IsFinal(JobPhase phase) {
+  return phase == JobPhase::kSucceeded || phase == JobPhase::kFailed ||
+         phase == JobPhase::kStopped;
+}
+
+std::string DescribeFailure(const JobFailure& failure) {
+  if (failure.rank >= 0) {
+    return absl::StrCat("rank ", failure.rank, " on node '", failure.node,
+                        "' failed with exit status ", failure.status);
+  }
+  return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
+}
+
+std::string JobStateToJson(const NodeJobState& state) {
+  nlohmann::json ranks = nlohmann::json::array();
+  for (const RankState& rank : state.ranks) {
+    ranks.push_back({{"rank", rank.rank},
+                     {"pid", rank.pid},
+                     {"status", rank.status.has_value() ? nlohmann::json(*rank.status)
+                                                        : nlohmann::json(nullptr)}});
+  }
+  nlohmann::json failure = nullptr;
+  if (state.failure.has_value()) {
+    failure = {{"node", state.failure->node},
+               {"rank", state.failure->rank},
+               {"status", state.failure->status},
+               {"reason", state.failure->reason}};
+  }
+  nlohmann::json json = {
+      {"run_id", state.run_id},
+      {"node", state.node},
+      {"coordinator", state.coordinator},
+      {"agent_pid", state.agent_pid},
+      {"generation", state.generation},
+      {"max_restarts", state.max_restarts},
+      {"state", std::string(JobPhaseName(state.phase))},
+      {"started_at", TimeToJson(state.started_at)},
+      {"ended_at", TimeToJson(state.ended_at)},
+      {"last_heartbeat", TimeToJson(state.last_heartbeat)},
+      {"updated_at", TimeToJson(state.updated_at)},
+      {"heartbeat_timeout_s", absl::ToDoubleSeconds(state.heartbeat_timeout)},
+      {"ranks", std::move(ranks)},
+      {"failure", std::move(failure)},
+      {"exit_status", state.exit_status},
+  };
+  return json.dump(2) + "\n";
+}
+
+absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view text) {
+  nlohmann::json json = nlohmann::json::parse(text.begin(), text.end(), nullptr,
+                                              /*allow_exceptions=*/false);
+  if (!json.is_object()) return absl::InvalidArgumentError("job.json: not a JSON object");
+  NodeJobState state;
+  Fields fields(json);
+  FP_RETURN_IF_ERROR(fields.Get("run_id", &state.run_id));
+  FP_RETURN_IF_ERROR(fields.Get("node", &state.node));
+  FP_RETURN_IF_ERROR(fields.Get("coordinator", &state.coordinator));
+  FP_RETURN_IF_ERROR(fields.Get("agent_pid", &state.agent_pid));
+  FP_RETURN_IF_ERROR(fields.Get("generation", &state.generation));
+  FP_RETURN_IF_ERROR(fields.Get("max_restarts", &state.max_restarts));
+  std::string phase;
+  FP_RETURN_IF_ERROR(fields.Get("state", &phase));
+  std::optional<JobPhase> parsed = ParseJobPhase(phase);
+  if (!parsed.has_value()) return Invalid("state", absl::StrCat("is not a state: ", phase));
+  state.phase = *parsed;
+  FP_RETURN_IF_ERROR(fields.Get("started_at", &state.started_at));
+  FP_RETURN_IF_ERROR(fields.Get("ended_at", &state.ended_at));
+  FP_RETURN_IF_ERROR(fields.Get("last_heartbeat", &state.last_heartbeat));
+  FP_RETURN_IF_ERROR(fields.Get("updated_at", &state.updated_at));
+  FP_RETURN_IF_ERROR(fields.Get("heartbeat_timeout_s", &state.heartbeat_timeout));
+  FP_RETURN_IF_ERROR(fields.Get("exit_status", &state.exit_status));
+  auto ranks = json.find("ranks");
+  if (ranks == json.end() || !ranks->is_array()) return Invalid("ranks", "is not a list");
+  for (const nlohmann::json& rank : *ranks) {
+    FP_ASSIGN_OR_RETURN(RankState parsed_rank, RankFromJson(rank));
+    state.ranks.push_back(parsed_rank);
+  }
+  auto failure = json.find("failure");
+  if (failure == json.end()) return Invalid("failure", "is missing");
+  if (!failure->is_null()) {
+    FP_ASSIGN_OR_RETURN(JobFailure parsed_failure, FailureFromJson(*failure));
+    state.failure = std::move(parsed_failure);
+  }
+  return state;
+}
+
+bool IsStale(const NodeJobState& state, absl::Time now) {
+  return !IsFinal(state.phase) && now - state.updated_at > 2 * state.heartbeat_timeout;
+}
+
+std::string JobStatePath(absl::string_view log_dir) {
+  return absl::StrCat(log_dir, "/job.json");
+}
+
+std::string RunDir(absl::string_view log_dir, absl::string_view run_id) {
+  return absl::StrCat(log_dir, "/", run_id);
+}
+
+std::string RankLogPath(absl::string_view run_dir, int rank) {
+  return absl::StrCat(run_dir, "/rank-", rank, ".log");
+}
+
+std::string AgentLogPath(absl::string_view log_dir) {
+  return absl::StrCat(log_dir, "/agent.log");
+}
+
+std::string MakeRunId(absl::Time now, int pid) {
+  return absl::StrCat(absl::FormatTime("%Y%m%dT%H%M%SZ", now, absl::UTCTimeZone()),
+                      "-", pid);
+}
+
+}  // namespace fleetplan

@@ -1,0 +1,96 @@
+#ifndef FLEETPLAN_TOOLS_PROTOCOL_JOB_STATE_H_
+#define FLEETPLAN_TOOLS_PROTOCOL_JOB_STATE_H_
+
+// A job's state as each node's launch agent keeps it, in
+// <workdir>/.fleetplan/nodes/<node>/logs/job.json: written by the agent on
+// every change and every heartbeat, read back through the transports by
+// apply, status, logs and stop. One schema, one parser, for both sides.
+//
+// Beside it, per run: logs/<run-id>/rank-<RANK>.log (each rank's output, a
+// "--- restart N ---" line before each later generation), logs/latest ->
+// <run-id>, and logs/agent.log (what a detached agent itself said).
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+
+namespace fleetplan {
+
+// The life of a job, and of each node's part in it.
+enum class JobPhase { kStarting, kRunning, kSucceeded, kFailed, kStopped };
+
+// "starting", "running", "succeeded", "failed", "stopped".
+absl::string_view JobPhaseName(JobPhase phase);
+std::optional<JobPhase> ParseJobPhase(absl::string_view name);
+// Succeeded, failed or stopped: nothing of the job runs any more.
+bool IsFinal(JobPhase phase);
+
+// One rank of the node, in its current generation.
+struct RankState {
+  int rank = 0;
+  int pid = 0;                // 0: not started (yet)
+  std::optional<int> status;  // exit status once it ended
+};
+
+// Why a job failed: the first rank that failed by itself, or a node lost.
+struct JobFailure {
+  std::string node;
+  int rank = -1;    // -1: no rank failed (a node was lost)
+  int status = 1;   // the job's exit status
+  std::string reason;  // e.g. "no heartbeat for 30s"; empty for a rank
+};
+
+// "rank 3 on node 'b' failed with exit status 1", or with no rank,
+// "node 'b' failed: <reason>".
+std::string DescribeFailure(const JobFailure& failure);
+
+struct NodeJobState {
+  std::string run_id;
+  std::string node;
+  bool coordinator = false;  // this node's agent coordinates the job
+  int agent_pid = 0;
+  int generation = 0;    // 0, then 1, 2, ... after whole-job restarts
+  int max_restarts = 0;
+  JobPhase phase = JobPhase::kStarting;
+  absl::Time started_at = absl::InfinitePast();
+  absl::Time ended_at = absl::InfinitePast();  // InfinitePast while running
+  // When this agent last heard its peer (a worker: the coordinator; the
+  // coordinator: the worker heard least recently), and how long silence
+  // may last before the job stops.
+  absl::Time last_heartbeat = absl::InfinitePast();
+  absl::Time updated_at = absl::InfinitePast();  // when the agent last wrote this
+  absl::Duration heartbeat_timeout = absl::Seconds(30);
+  std::vector<RankState> ranks;
+  // Once the job failed: why (the same on every node that heard the end).
+  std::optional<JobFailure> failure;
+  int exit_status = 0;  // the job's, once it ended
+};
+
+// Pretty-printed JSON, ending in a newline.
+std::string JobStateToJson(const NodeJobState& state);
+// InvalidArgument naming the field that is missing or wrong.
+absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view json);
+
+// The job's state as seen at `now`: a state file that says starting or
+// running but whose agent has not written it (updated_at) for two
+// heartbeat timeouts
+// belongs to an agent that died without a word (SIGKILL, a node reboot).
+bool IsStale(const NodeJobState& state, absl::Time now);
+
+// Where the files above live, under the agent's --log-dir.
+std::string JobStatePath(absl::string_view log_dir);
+std::string RunDir(absl::string_view log_dir, absl::string_view run_id);
+std::string RankLogPath(absl::string_view run_dir, int rank);
+std::string AgentLogPath(absl::string_view log_dir);
+
+// "20250102T030405Z-1234": UTC time and a number (the pid of the process
+// that made it), sorted by time; the same on every node of one run.
+std::string MakeRunId(absl::Time now, int pid);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_PROTOCOL_JOB_STATE_H_

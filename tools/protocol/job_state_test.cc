@@ -1,0 +1,116 @@
+#include "tools/protocol/job_state.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+NodeJobState Sample() {
+  NodeJobState state;
+  state.run_id = "20261123T200102Z-77";
+  state.node = "b";
+  state.coordinator = false;
+  state.agent_pid = 4242;
+  state.generation = 1;
+  state.max_restarts = 2;
+  state.phase = JobPhase::kFailed;
+  state.started_at = absl::FromUnixMillis(1795463000123);
+  state.ended_at = absl::FromUnixMillis(1795463100456);
+  state.last_heartbeat = absl::FromUnixMillis(1795463100000);
+  state.updated_at = absl::FromUnixMillis(1795463100456);
+  state.heartbeat_timeout = absl::Milliseconds(2500);
+  state.ranks = {{2, 100, 0}, {3, 101, 1}};
+  state.failure = JobFailure{"b", 3, 1, ""};
+  state.exit_status = 1;
+  return state;
+}
+
+TEST(JobStateTest, RoundTripsEveryField) {
+  NodeJobState state = Sample();
+  absl::StatusOr<NodeJobState> parsed = JobStateFromJson(JobStateToJson(state));
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->run_id, state.run_id);
+  EXPECT_EQ(parsed->node, "b");
+  EXPECT_FALSE(parsed->coordinator);
+  EXPECT_EQ(parsed->agent_pid, 4242);
+  EXPECT_EQ(parsed->generation, 1);
+  EXPECT_EQ(parsed->max_restarts, 2);
+  EXPECT_EQ(parsed->phase, JobPhase::kFailed);
+  EXPECT_EQ(parsed->started_at, state.started_at);
+  EXPECT_EQ(parsed->ended_at, state.ended_at);
+  EXPECT_EQ(parsed->last_heartbeat, state.last_heartbeat);
+  EXPECT_EQ(parsed->updated_at, state.updated_at);
+  EXPECT_EQ(parsed->heartbeat_timeout, absl::Milliseconds(2500));
+  ASSERT_EQ(parsed->ranks.size(), 2u);
+  EXPECT_EQ(parsed->ranks[1].rank, 3);
+  EXPECT_EQ(parsed->ranks[1].pid, 101);
+  EXPECT_EQ(parsed->ranks[1].status, 1);
+  ASSERT_TRUE(parsed->failure.has_value());
+  EXPECT_EQ(DescribeFailure(*parsed->failure), "rank 3 on node 'b' failed with exit status 1");
+  EXPECT_EQ(parsed->exit_status, 1);
+}
+
+TEST(JobStateTest, TimesNotYetReachedAreNull) {
+  NodeJobState state;
+  state.phase = JobPhase::kStarting;
+  std::string json = JobStateToJson(state);
+  EXPECT_THAT(json, testing::HasSubstr("\"ended_at\": null"));
+  absl::StatusOr<NodeJobState> parsed = JobStateFromJson(json);
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->ended_at, absl::InfinitePast());
+  EXPECT_FALSE(parsed->failure.has_value());
+}
+
+TEST(JobStateTest, NamesWhatIsWrong) {
+  EXPECT_THAT(JobStateFromJson("[]"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                               "job.json: not a JSON object"));
+  EXPECT_THAT(JobStateFromJson("{"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              "job.json: not a JSON object"));
+  std::string json = JobStateToJson(Sample());
+  std::string bad_state = json;
+  bad_state.replace(bad_state.find("\"failed\""), 8, "\"dozing\"");
+  EXPECT_THAT(JobStateFromJson(bad_state),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "job.json: \"state\" is not a state: dozing"));
+  std::string no_pid = json;
+  no_pid.replace(no_pid.find("\"agent_pid\""), 11, "\"agent_pie\"");
+  EXPECT_THAT(JobStateFromJson(no_pid), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                 "job.json: \"agent_pid\" is missing"));
+}
+
+TEST(JobStateTest, PhasesByName) {
+  for (JobPhase phase : {JobPhase::kStarting, JobPhase::kRunning, JobPhase::kSucceeded,
+                         JobPhase::kFailed, JobPhase::kStopped}) {
+    EXPECT_EQ(ParseJobPhase(JobPhaseName(phase)), phase);
+  }
+  EXPECT_EQ(ParseJobPhase("none"), std::nullopt);
+  EXPECT_FALSE(IsFinal(JobPhase::kRunning));
+  EXPECT_TRUE(IsFinal(JobPhase::kStopped));
+}
+
+TEST(JobStateTest, AStateNotWrittenForTwoTimeoutsIsStale) {
+  NodeJobState state = Sample();
+  state.phase = JobPhase::kRunning;
+  state.heartbeat_timeout = absl::Seconds(30);
+  EXPECT_FALSE(IsStale(state, state.updated_at + absl::Seconds(59)));
+  EXPECT_TRUE(IsStale(state, state.updated_at + absl::Seconds(61)));
+  state.phase = JobPhase::kSucceeded;  // an ended job is never stale
+  EXPECT_FALSE(IsStale(state, state.updated_at + absl::Hours(1)));
+}
+
+TEST(JobStateTest, NodeLossIsDescribedWithItsReason) {
+  EXPECT_EQ(DescribeFailure(JobFailure{"c", -1, 1, "no heartbeat for 30s"}),
+            "node 'c' failed: no heartbeat for 30s");
+}
+
+TEST(JobStateTest, Paths) {
+  EXPECT_EQ(JobStatePath("/w/.fleetplan/nodes/a/logs"), "/w/.fleetplan/nodes/a/logs/job.json");
+  EXPECT_EQ(RankLogPath(RunDir("/l", "r1"), 3), "/l/r1/rank-3.log");
+  EXPECT_EQ(AgentLogPath("/l"), "/l/agent.log");
+  EXPECT_EQ(MakeRunId(absl::FromUnixSeconds(0), 12), "19700101T000000Z-12");
+}
+
+}  // namespace
+}  // namespace fleetplan
