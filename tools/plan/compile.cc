@@ -55,6 +55,12 @@ absl::Status CheckSpec(const ClusterSpec& spec) {
     return absl::InvalidArgumentError(
         absl::StrCat(chiefs, " nodes are marked chief; mark exactly one"));
   }
+  int supervisor_port = spec.SupervisorPort();
+  if (supervisor_port == spec.network.master_port || supervisor_port > 65535) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "the supervisor port (", supervisor_port, ") must be a port other than master_port (",
+        spec.network.master_port, "); set [job] supervisor_port"));
+  }
   return absl::OkStatus();
 }
 
@@ -213,10 +219,22 @@ Phase PreflightPhase(const ClusterSpec& spec,
 
 Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) {
   PhaseBuilder phase(PhaseKind::kLaunch, spec.nodes.size());
+  const NodeSpec& chief = spec.chief();
+  std::vector<absl::string_view> names;
+  names.reserve(spec.nodes.size());
+  for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
+  Supervision coordinator;
+  coordinator.nodes = absl::StrJoin(names, ",");
+  coordinator.supervisor_port = spec.SupervisorPort();
+  coordinator.heartbeat_timeout = spec.job.heartbeat_timeout;
+  Supervision worker;
+  worker.coordinator = absl::StrCat(ReachAddress(chief), ":",
+                                    spec.SupervisorPort());
+  worker.heartbeat_timeout = spec.job.heartbeat_timeout;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     phase.Add(node.name, "launch-agent").command =
-        LaunchCommand(spec.job, node, first_ranks[i]);
+        LaunchCommand(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
   }
   return std::move(phase).Build();
 }

@@ -258,9 +258,34 @@ TEST(CompilePlanTest, LaunchCommand) {
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "
             "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent "
             "--node=head --first-rank=2 --nproc=2 --restarts=0 "
-            "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs -- "
+            "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs --detach "
+            "--nodes=worker,head --supervisor-port=29501 --heartbeat-timeout=30s -- "
             "/home/ubuntu/project/.fleetplan/bin/train "
             "--backend=gloo --dataset=fashion-mnist --epochs=2");
+}
+
+TEST(CompilePlanTest, WorkersConnectToTheChiefsAgent) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.job.supervisor_port = 4000;
+  spec.job.heartbeat_timeout = absl::Seconds(5);
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  const Step& worker = PhaseOf(plan, PhaseKind::kLaunch).steps[0];
+  EXPECT_THAT(worker.command,
+              HasSubstr(" --detach --coordinator=10.0.0.5:4000 --heartbeat-timeout=5s -- "));
+  EXPECT_THAT(PhaseOf(plan, PhaseKind::kLaunch).steps[1].command,
+              HasSubstr(" --nodes=worker,head --supervisor-port=4000 "));
+}
+
+TEST(CompilePlanTest, TheSupervisorPortMustDifferFromTheMasterPort) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.job.supervisor_port = spec.network.master_port;
+  EXPECT_THAT(CompilePlan(spec, {}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "the supervisor port (29500) must be a port other than master_port"));
+  spec.job.supervisor_port.reset();
+  spec.network.master_port = 65535;
+  EXPECT_THAT(CompilePlan(spec, {}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              "the supervisor port (65536)"));
 }
 
 TEST(CompilePlanTest, ProgramPaths) {

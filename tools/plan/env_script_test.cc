@@ -152,6 +152,10 @@ TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {
       "--nproc=2",
       "--restarts=0",
       absl::StrCat("--log-dir=", head.workdir, "/.fleetplan/nodes/head/logs"),
+      "--detach",
+      "--nodes=worker,head",
+      "--supervisor-port=29501",
+      "--heartbeat-timeout=30s",
       "--",
       absl::StrCat(head.workdir, "/.fleetplan/bin/train")};
   expected.insert(expected.end(), spec_.job.args.begin(), spec_.job.args.end());

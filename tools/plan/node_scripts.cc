@@ -92,16 +92,25 @@ std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env
   return script;
 }
 
-std::string LaunchCommand(const JobSpec& job, const NodeSpec& node,
-                          int first_rank) {
+std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
+                          const Supervision& supervision) {
   std::string command = absl::StrCat(
       "cd ", ShellQuote(node.workdir), " && . ", ShellQuote(EnvScriptPath(node)),
       " && exec ", ShellQuote(AgentPath(node)),
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,
       " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))),
-      " -- ", ShellQuote(ProgramPath(job, node)));
+      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))), " --detach");
+  if (!supervision.nodes.empty()) {
+    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--nodes=", supervision.nodes)),
+                    " --supervisor-port=", supervision.supervisor_port);
+  } else {
+    absl::StrAppend(&command, " ",
+                    ShellQuote(absl::StrCat("--coordinator=", supervision.coordinator)));
+  }
+  absl::StrAppend(&command, " --heartbeat-timeout=",
+                  absl::FormatDuration(supervision.heartbeat_timeout), " -- ",
+                  ShellQuote(ProgramPath(job, node)));
   for (const std::string& arg : job.args) {
     absl::StrAppend(&command, " ", ShellQuote(arg));
   }

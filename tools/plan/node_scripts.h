@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "tools/plan/rank_env.h"
 #include "tools/spec/cluster_spec.h"
 
@@ -54,9 +55,20 @@ std::string EnvExports(const std::vector<NodeVar>& node_env);
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
                       bool nccl_auto);
 
-// The command that starts the node's agent, which starts its ranks.
-std::string LaunchCommand(const JobSpec& job, const NodeSpec& node,
-                          int first_rank);
+// How a node's agent takes part in supervising the job: the chief's
+// coordinates (it lists every node and listens on the supervisor port),
+// every other node's connects to it.
+struct Supervision {
+  std::string nodes;        // the chief: every node's name, comma-separated
+  std::string coordinator;  // the others: the chief's reach address:port
+  int supervisor_port = 0;  // the chief's
+  absl::Duration heartbeat_timeout = absl::Seconds(30);
+};
+
+// The command that starts the node's agent detached (it outlives the
+// transport's session), which starts its ranks; it returns once they run.
+std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
+                          const Supervision& supervision);
 
 // Creates ~/.ssh/id_ed25519 when missing and prints its public key.
 std::string EnsureKeyCommand();

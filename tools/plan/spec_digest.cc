@@ -98,6 +98,8 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Strings("job.args", spec.job.args);
   w.OptInt("job.nproc_per_node", spec.job.nproc_per_node);
   w.Int("job.restarts", spec.job.restarts);
+  w.Int("job.supervisor_port", spec.SupervisorPort());
+  w.Int("job.heartbeat_timeout_ms", absl::ToInt64Milliseconds(spec.job.heartbeat_timeout));
   w.Str("docker.image", spec.docker.image);
   w.Str("docker.network", spec.docker.network);
   w.Bool("docker.create", spec.docker.create);

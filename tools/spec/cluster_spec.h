@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
+
 namespace fleetplan {
 
 // An ordered list of environment variables, as written in the spec.
@@ -80,7 +82,12 @@ struct JobSpec {
   std::string program;  // "//pkg:target" (built and synced) or a path under workdir
   std::vector<std::string> args;
   std::optional<int> nproc_per_node;
-  int restarts = 0;
+  int restarts = 0;  // whole-job restarts
+  // The port the chief's launch agent listens on for the other agents'
+  // heartbeats; unset: master_port + 1 (ClusterSpec::SupervisorPort).
+  std::optional<int> supervisor_port;
+  // Silence after which an agent stops its ranks, or the coordinator the job.
+  absl::Duration heartbeat_timeout = absl::Seconds(30);
 
   // True when `program` is a Bazel label, built and synced by apply; the
   // parser has checked that such a label is well formed.
@@ -107,6 +114,8 @@ struct ClusterSpec {
 
   // The chief: the node marked chief, else the only node.
   const NodeSpec& chief() const;
+  // [job] supervisor_port, else master_port + 1.
+  int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
   // The group named `name`, or nullptr.
   const SshGroup* FindSshGroup(const std::string& name) const;
 };

@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "tools/spec/spec_errors.h"
 #include "tools/spec/validators.h"
 #include "tools/util/did_you_mean.h"
@@ -534,7 +535,9 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
     return;
   }
   job_position_ = PositionOf(job.source());
-  CheckKeys(*table, "job.", {"program", "args", "nproc_per_node", "restarts"});
+  CheckKeys(*table, "job.",
+            {"program", "args", "nproc_per_node", "restarts", "supervisor_port",
+             "heartbeat_timeout"});
   if (const toml::node* node = table->get("program")) {
     if (std::optional<std::string> program = String(*node, "job.program")) {
       spec->job.program = *program;
@@ -573,6 +576,23 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
               absl::StrCat(*restarts, " is out of range (expected 0 to 1000)"));
       } else {
         spec->job.restarts = static_cast<int>(*restarts);
+      }
+    }
+  }
+  if (const toml::node* node = table->get("supervisor_port")) {
+    spec->job.supervisor_port = Port(*node, "job.supervisor_port");
+  }
+  if (const toml::node* node = table->get("heartbeat_timeout")) {
+    if (std::optional<std::string> text = String(*node, "job.heartbeat_timeout")) {
+      absl::Duration timeout;
+      if (!absl::ParseDuration(*text, &timeout) || timeout < absl::Seconds(1) ||
+          timeout > absl::Hours(1)) {
+        Error(*node, "job.heartbeat_timeout",
+              absl::StrCat("\"", *text,
+                           "\" is not a duration from 1s to 1h (expected e.g. \"30s\" or "
+                           "\"2m\")"));
+      } else {
+        spec->job.heartbeat_timeout = timeout;
       }
     }
   }

@@ -336,6 +336,27 @@ TEST(SpecParserTest, JobRules) {
             "(//trainer:train) or a path under workdir\n  [job]\n  ^");
 }
 
+TEST(SpecParserTest, SupervisionKeys) {
+  std::string text = kBase;
+  text.replace(text.find("program = \"//trainer:train\""), 27,
+               "program = \"//trainer:train\"\nsupervisor_port = 4000\nheartbeat_timeout = \"2m\"");
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(text, kPath));
+  EXPECT_EQ(spec.job.supervisor_port, 4000);
+  EXPECT_EQ(spec.SupervisorPort(), 4000);
+  EXPECT_EQ(spec.job.heartbeat_timeout, absl::Minutes(2));
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
+  EXPECT_EQ(defaults.SupervisorPort(), defaults.network.master_port + 1);
+  EXPECT_EQ(defaults.job.heartbeat_timeout, absl::Seconds(30));
+
+  std::string bad = kBase;
+  bad.replace(bad.find("program = \"//trainer:train\""), 27,
+              "program = \"//trainer:train\"\nheartbeat_timeout = \"soon\"");
+  EXPECT_EQ(ErrorOf(bad),
+            "/specs/cluster.toml:21:21: error: job.heartbeat_timeout: \"soon\" is not a duration "
+            "from 1s to 1h (expected e.g. \"30s\" or \"2m\")\n  heartbeat_timeout = \"soon\"\n"
+            "                      ^");
+}
+
 TEST(SpecParserTest, PythonRules) {
   std::string text = kBase;
   text.replace(text.find("ssh = \"lambda\""), 14,
