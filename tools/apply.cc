@@ -1,7 +1,8 @@
 // `apply`: does what `plan` shows — builds the program, distributes keys,
 // syncs the sources, writes each node's environment, checks the nodes and
-// launches the job on all of them, then waits for it and exits with its
-// status.
+// launches the job on all of them (detached agents, supervised by the
+// chief's), then follows it and exits with its status. `--detach` returns
+// once every rank has started.
 
 #include <string>
 #include <vector>
@@ -15,6 +16,11 @@
 ABSL_FLAG(int, parallelism, 10, "Run at most this many nodes' steps at once.");
 ABSL_FLAG(bool, force, false, "Run every step, even those the nodes have done already.");
 ABSL_FLAG(bool, json, false, "Print progress as JSON event lines.");
+ABSL_FLAG(bool, detach, false,
+          "Return once every rank has started, printing the run id; the job runs on "
+          "without apply (see status, logs, stop).");
+ABSL_FLAG(bool, replace, false,
+          "When a job of this spec still runs, stop it first, then apply.");
 ABSL_FLAG(std::string, color, "auto", "Colour the output: auto, always or never.");
 ABSL_FLAG(bool, accept_new_host_keys, false,
           "ssh: add unknown host keys to known_hosts instead of refusing them "
@@ -34,10 +40,12 @@ ABSL_FLAG(std::string, agent, "",
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "applies a cluster spec or a saved plan: builds, syncs, configures and "
-      "starts the job on every node, and exits with the job's status.\n"
+      "starts the job on every node, follows it and exits with the job's status.\n"
       "usage: apply [flags] SPEC.toml | PLAN.json\n"
+      "Ctrl-C stops the job on every node; a lost connection leaves it running.\n"
       "exit codes: 0 done, 1 apply failed (or the failing rank's status), "
-      "2 bad input or stale plan, 130 interrupted");
+      "2 bad input or stale plan, 75 detached (connection lost; the job goes on), "
+      "130 interrupted or stopped");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
   if (!positional.ok()) {
@@ -58,6 +66,8 @@ int main(int argc, char** argv) {
   command.agent = absl::GetFlag(FLAGS_agent);
   command.options.parallelism = absl::GetFlag(FLAGS_parallelism);
   command.options.force = absl::GetFlag(FLAGS_force);
+  command.options.detach = absl::GetFlag(FLAGS_detach);
+  command.options.replace = absl::GetFlag(FLAGS_replace);
   command.options.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
   command.options.step_timeout = absl::GetFlag(FLAGS_step_timeout);
   command.options.transport.accept_new_host_keys =

@@ -1,5 +1,7 @@
 #include "tools/apply/executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -12,7 +14,6 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "tools/apply/authorize_key.h"
-#include "tools/apply/launch_result.h"
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
 #include "tools/apply/parallel_for.h"
@@ -76,6 +77,12 @@ ApplyResult Executor::Run() {
     checks_ = PreflightReport(NodeNames(spec_));
     checks_reported_ = false;
   }
+  if (!options_.check_only) {
+    if (std::optional<ApplyResult> running = CheckRunningJob(); running.has_value()) {
+      return *running;
+    }
+  }
+  ApplyResult last;
   for (const Phase& phase : plan_.phases) {
     ApplyResult result = phase.kind == PhaseKind::kLaunch      ? RunLaunch(phase)
                          : phase.kind == PhaseKind::kPreflight ? RunPreflight(phase)
@@ -85,14 +92,17 @@ ApplyResult Executor::Run() {
       absl::MutexLock lock(&mu_);
       interrupted = interrupted_;
     }
-    if (interrupted) result = {kExitInterrupted, "interrupted"};
+    if (interrupted && result.exit_code != kExitInterrupted) {
+      result = {kExitInterrupted, "interrupted"};
+    }
     if (result.exit_code != 0) {
       // Checks that ran before apply stopped (the workdir's, before a sync).
       ReportChecks();
       return result;
     }
+    last = result;
   }
-  return {};
+  return last;
 }
 
 void Executor::Interrupt() {
@@ -280,9 +290,9 @@ Executor::Outcome Executor::Execute(const Step& step,
                      serving_done);
   }
   if (step.kind == "launch-agent") {
-    // RunLaunch records the hashes itself, once the whole job succeeded.
+    // Starts the node's agent detached, and returns once its ranks run.
     std::string output;
-    return RunCommand(step, step.command, /*hold_stdin=*/true, &output);
+    return RunCommand(step, step.command, &output, nullptr, {{"FLEETPLAN_RUN_ID", run_id_}});
   }
   return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                       PhaseName(step.phase), ": unknown step kind '",
@@ -345,7 +355,7 @@ Executor::Outcome Executor::Build(const Step& step) {
     if (content.ok()) before = DigestHex(*content);
   }
   std::string output;
-  Outcome outcome = RunCommand(step, step.command, false, &output);
+  Outcome outcome = RunCommand(step, step.command, &output);
   if (outcome.status == StepStatus::kFailed) return outcome;
   absl::StatusOr<std::string> path = BuiltBinaryPath(options_.workspace, label);
   if (!path.ok()) return Outcome::Failed(absl::StrCat("build: ", path.status().message()));
@@ -365,7 +375,7 @@ Executor::Outcome Executor::EnsureKey(const Step& step) {
   // need the key it prints.
   Outcome skip = Skippable(step, step.hash);
   std::string output;
-  Outcome outcome = RunCommand(step, step.command, false, &output);
+  Outcome outcome = RunCommand(step, step.command, &output);
   if (outcome.status == StepStatus::kFailed) return outcome;
   std::optional<std::string> key = PublicKeyFromOutput(output);
   if (!key.has_value()) {
@@ -400,7 +410,7 @@ Executor::Outcome Executor::AuthorizeKey(const Step& step) {
     return skip;
   }
   std::string output;
-  Outcome outcome = RunCommand(step, AuthorizeKeyCommand(key), false, &output);
+  Outcome outcome = RunCommand(step, AuthorizeKeyCommand(key), &output);
   if (outcome.status == StepStatus::kFailed) return outcome;
   if (absl::Status recorded = Record(step, hash); !recorded.ok()) {
     return Outcome::Failed(absl::StrCat("node '", step.node, "': ", recorded.message()));
@@ -465,19 +475,15 @@ Executor::Outcome Executor::WriteEnv(const Step& step) {
 }
 
 Executor::Outcome Executor::RunCommand(const Step& step, const std::string& command,
-                                       bool hold_stdin, std::string* output,
-                                       const absl::Notification* serving_done) {
-  // Job output goes to the user line by line as it arrives; other steps'
-  // output is kept for the failure message.
-  std::function<void(absl::string_view)> on_line;
-  if (hold_stdin) {
-    on_line = [this, &step](absl::string_view line) { reporter_.OutputLine(step.node, line); };
-  }
-  OutputBuffer buffer(20, on_line);
+                                       std::string* output,
+                                       const absl::Notification* serving_done,
+                                       const EnvList& env) {
+  // The output is kept for the failure message.
+  OutputBuffer buffer(20);
   const absl::Notification* cancel =
       serving_done != nullptr ? serving_done : CancelFor(step.node);
-  // The job runs as long as it needs; the local build is bazel's to bound.
-  bool bounded = step.node != kControllerNode && step.phase != PhaseKind::kLaunch;
+  // The local build is bazel's to bound.
+  bool bounded = step.node != kControllerNode;
   TimedCancel timed(cancel, bounded ? options_.step_timeout : absl::InfiniteDuration());
   OutputCallback on_output = [&buffer](absl::string_view chunk) { buffer.Append(chunk); };
   absl::StatusOr<int> status;
@@ -486,7 +492,8 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   } else {
     CommandSpec spec;
     spec.command = command;
-    spec.hold_stdin = hold_stdin || serving_done != nullptr;
+    spec.env = env;
+    spec.hold_stdin = serving_done != nullptr;
     status = connections_.at(step.node)->Run(spec, on_output, timed.get());
   }
   buffer.Flush();
@@ -523,12 +530,16 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
     changed = anything_changed_;
   }
   // All or nothing: a job whose ranks start on some nodes only would wait
-  // for the others forever.
+  // for the others. Unchanged only after a job that succeeded: one that
+  // failed or was stopped runs again.
   if (!changed && !options_.force && AllRecorded(phase)) {
-    ReportUnchanged(phase);
-    return {};
+    std::optional<NodeJobState> job = ReadChiefJobState();
+    if (job.has_value() && job->phase == JobPhase::kSucceeded) {
+      ReportUnchanged(phase);
+      return {};
+    }
   }
-
+  run_id_ = MakeRunId(absl::Now(), getpid());
   std::vector<std::optional<Outcome>> outcomes(phase.steps.size());
   std::vector<bool> failed_first(phase.steps.size(), false);
   ParallelFor(
@@ -537,14 +548,12 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         const Step& step = phase.steps[i];
         reporter_.StepStarted(step);
         absl::Time start = absl::Now();
-        // A result.json left by an earlier run must not be taken for this
-        // one, and the record of an earlier success must not outlive a
-        // failure of this run: then the next apply would not launch again.
+        // The record of an earlier launch must not outlive a failure of
+        // this one: the next apply would not launch again.
         if (const NodeSpec* node = FindNode(step.node); node != nullptr) {
           connections_.at(step.node)
-              ->RemoveFiles(UnderWorkdir(*node, absl::StrCat(".fleetplan/nodes/", node->name)),
-                            {"logs/result.json",
-                             absl::StrCat("steps/", PhaseName(PhaseKind::kLaunch))})
+              ->RemoveFiles(NodeStateDir(*node),
+                            {absl::StrCat("steps/", PhaseName(PhaseKind::kLaunch))})
               .IgnoreError();
         }
         Outcome outcome = Execute(step, nullptr);
@@ -562,40 +571,33 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         outcomes[i] = std::move(outcome);
       });
 
+  bool interrupted;
   {
     absl::MutexLock lock(&mu_);
-    if (interrupted_) return {kExitInterrupted, "interrupted"};
+    interrupted = interrupted_;
   }
-  std::vector<NodeResult> results;
-  std::string first_message;
-  for (size_t i = 0; i < phase.steps.size(); ++i) {
-    if (!failed_first[i]) continue;
-    const Step& step = phase.steps[i];
-    if (first_message.empty()) first_message = outcomes[i]->failure;
-    // No exit status: the node could not be run or heard from (a lost
-    // connection), which its own message says best.
-    if (outcomes[i]->exit_status == 0) continue;
-    NodeResult result;
-    result.node = step.node;
-    result.status = outcomes[i]->exit_status == 0 ? kExitApplyFailed : outcomes[i]->exit_status;
-    absl::StatusOr<std::string> json =
-        connections_.at(step.node)->ReadFile(ResultJsonPath(*FindNode(step.node)));
-    if (json.ok()) {
-      if (absl::StatusOr<NodeResult> parsed = ParseNodeResult(*json);
-          parsed.ok() && parsed->status != 0) {
-        result = *parsed;
-        result.node = step.node;
-      }
-    }
-    results.push_back(result);
+  std::string first_failure;
+  for (size_t i = 0; i < phase.steps.size() && first_failure.empty(); ++i) {
+    if (failed_first[i]) first_failure = outcomes[i]->failure;
   }
-  if (std::optional<NodeResult> failure = FirstFailure(results); failure.has_value()) {
-    int code = failure->status > 0 && failure->status < 256 ? failure->status
-                                                              : kExitApplyFailed;
-    return {code, DescribeFailure(*failure)};
+  if (interrupted || !first_failure.empty()) {
+    // Whatever did start stops: no rank waits for peers that never come.
+    absl::Status stopped = StopJob();
+    if (interrupted) return {kExitInterrupted, "interrupted"};
+    if (!stopped.ok()) absl::StrAppend(&first_failure, "\n", stopped.message());
+    return {kExitApplyFailed, first_failure};
   }
-  if (!first_message.empty()) return {kExitApplyFailed, first_message};
-  return RecordPhase(phase);
+  if (ApplyResult recorded = RecordPhase(phase); recorded.exit_code != 0) return recorded;
+  if (options_.detach) {
+    ApplyResult result;
+    result.note = absl::StrCat("run ", run_id_, " started on ", spec_.nodes.size(),
+                               spec_.nodes.size() == 1 ? " node" : " nodes",
+                               "; it runs without apply. Follow it with ", options_.logs_command,
+                               ", see it with ", options_.status_command, ", stop it with ",
+                               options_.stop_command);
+    return result;
+  }
+  return FollowJob(run_id_);
 }
 
 }  // namespace fleetplan

@@ -8,9 +8,14 @@
 // ("unchanged"). The preflight phase runs on every node or on none, checks
 // every node even when one fails, and stops apply before launch naming each
 // failed check (its summary goes to the reporter). The launch phase starts
-// every node at once and stops them all when one fails, like mpirun.
+// every node's agent detached (the chief's coordinates the job: fail-fast,
+// restarts, heartbeats; see tools/agent/node_agent.h), then, unless told to
+// detach, follows the ranks' logs on every node until the job ends. Ctrl-C
+// stops the job everywhere; a lost connection only detaches.
 
+#include <functional>
 #include <map>
+#include <optional>
 #include <memory>
 #include <set>
 #include <string>
@@ -26,6 +31,7 @@
 #include "tools/apply/progress.h"
 #include "tools/plan/forecast.h"
 #include "tools/plan/plan.h"
+#include "tools/protocol/job_state.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
 
@@ -46,6 +52,16 @@ struct ApplyOptions {
   // How long a command of a step on a node may run before it is stopped and
   // the step fails; the job (launch) and the local build are not bound.
   absl::Duration step_timeout = absl::Minutes(10);
+  // Return once every rank has started, leaving the job to run.
+  bool detach = false;
+  // A job of this spec still running: stop it first (else apply refuses
+  // when it would change anything).
+  bool replace = false;
+  // How the user runs status, logs and stop, for the messages that name
+  // them ("bazel run //tools:status -- SPEC").
+  std::string status_command = "bazel run //tools:status -- SPEC";
+  std::string logs_command = "bazel run //tools:logs -- SPEC --follow";
+  std::string stop_command = "bazel run //tools:stop -- SPEC";
 };
 
 // Exit codes of apply besides a job's own status.
@@ -57,6 +73,9 @@ struct ApplyResult {
   // when the job failed; kExitInterrupted after Interrupt().
   int exit_code = 0;
   std::string message;  // why it failed
+  // Said on success instead of "apply complete" (a job left running, or
+  // one that runs already).
+  std::string note;
 };
 
 // `<workdir>/.fleetplan/nodes/<node>/steps/<phase>`: the hash of the
@@ -135,6 +154,22 @@ class Executor {
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);
   ApplyResult RunLaunch(const Phase& phase);
+  // A job of this spec that still runs (read on the chief): nullopt when
+  // none does; else the result that ends this apply (nothing changed: 0;
+  // changes refused), or an empty result once --replace stopped it.
+  std::optional<ApplyResult> CheckRunningJob();
+  // Follows every node's rank logs until the job ends; its result.
+  ApplyResult FollowJob(const std::string& run_id);
+  // Stops the job on every node (`stop`); the first error names its node.
+  absl::Status StopJob();
+  // Runs `command(node)` on every node at once, not bound by the cancels
+  // (they may have fired: a stop after Ctrl-C), each bounded by
+  // `timeout`; output lines go to `on_line` when given.
+  std::vector<absl::StatusOr<int>> RunOnEveryNode(
+      const std::function<CommandSpec(const NodeSpec&)>& command, absl::Duration timeout,
+      const std::function<void(const NodeSpec&, absl::string_view)>& on_line);
+  // The chief's job.json, nullopt when it has none or it cannot be read.
+  std::optional<NodeJobState> ReadChiefJobState();
   void RunSteps(const std::vector<const Step*>& steps, int threads);
   // `serving_done` (for a step that serves its phase): notified once the
   // phase's other steps have ended, which closes the step's stdin.
@@ -149,11 +184,11 @@ class Executor {
   // the report; failed checks fail the step without stopping the phase.
   Outcome RunChecks(const Step& step, const std::string& script,
                     const absl::Notification* serving_done);
-  // With `serving_done`, stdin is held until it is notified, and the
-  // output is not streamed.
-  Outcome RunCommand(const Step& step, const std::string& command,
-                     bool hold_stdin, std::string* output,
-                     const absl::Notification* serving_done = nullptr);
+  // With `serving_done`, stdin is held until it is notified. `env` is
+  // added to the command's environment.
+  Outcome RunCommand(const Step& step, const std::string& command, std::string* output,
+                     const absl::Notification* serving_done = nullptr,
+                     const EnvList& env = {});
   Outcome Skippable(const Step& step, const std::string& hash);
   // True when every step of `phase` is recorded on its node.
   bool AllRecorded(const Phase& phase);
@@ -193,6 +228,7 @@ class Executor {
   PreflightReport checks_ ABSL_GUARDED_BY(mu_);
   bool checks_reported_ ABSL_GUARDED_BY(mu_) = false;
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
+  std::string run_id_;      // of the job this apply launches
 };
 
 }  // namespace fleetplan

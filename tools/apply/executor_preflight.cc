@@ -18,7 +18,7 @@ namespace fleetplan {
 Executor::Outcome Executor::RunChecks(const Step& step, const std::string& script,
                                       const absl::Notification* serving_done) {
   std::string output;
-  Outcome outcome = RunCommand(step, script, /*hold_stdin=*/false, &output, serving_done);
+  Outcome outcome = RunCommand(step, script, &output, serving_done);
   bool ran = outcome.status != StepStatus::kFailed || outcome.exit_status != 0;
   if (!ran) return outcome;  // the node could not be asked
   CheckOutput found = ParseCheckOutput(output);

@@ -20,6 +20,7 @@
 #include "plugins/transport.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/process/files.h"
+#include "tools/protocol/job_state.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -54,7 +55,21 @@ struct World {
   int max_running = 0;
   std::function<Reply(const std::string& node, const std::string& command)> reply =
       [](const std::string&, const std::string&) { return Reply(); };
+  // The agent's side: following a job's logs ("follow") and stopping it
+  // ("stop"), logged apart from `runs`.
+  std::vector<std::string> follows, stops;  // "node"
+  std::function<Reply(const std::string& node, const std::string& what)> agent =
+      [](const std::string&, const std::string&) { return Reply(); };
+  // How the job ends: a follower, when it returns, leaves job.json so.
+  std::string run_id;  // FLEETPLAN_RUN_ID of the last launch
+  JobPhase end_phase = JobPhase::kSucceeded;
+  std::optional<JobFailure> end_failure;
+  int end_status = 0;
 };
+
+std::string JobJsonPath(const std::string& node) {
+  return absl::StrCat("/w/", node, "/.fleetplan/nodes/", node, "/logs/job.json");
+}
 
 class FakeConnection : public Connection {
  public:
@@ -62,10 +77,17 @@ class FakeConnection : public Connection {
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override {
+    if (absl::StrContains(command.command, " --logs ") ||
+        absl::StrContains(command.command, " --stop ")) {
+      return RunAgent(command, on_output, cancel);
+    }
     absl::Time start = absl::Now();
     Reply reply;
     {
       absl::MutexLock lock(&world_->mu);
+      for (const auto& [name, value] : command.env) {
+        if (name == "FLEETPLAN_RUN_ID") world_->run_id = value;
+      }
       world_->runs.push_back(absl::StrCat(node_, ": ", command.command));
       if (command.hold_stdin) {
         world_->held_stdin.push_back(absl::StrCat(node_, ": ", command.command));
@@ -86,6 +108,35 @@ class FakeConnection : public Connection {
     world_->spans[absl::StrCat(node_, ": ", command.command)] = {start, absl::Now()};
     if (reply.lost) return absl::UnavailableError("connection lost while running a command");
     return status;
+  }
+
+  // The agent's --logs --follow and --stop, as the world says they go.
+  absl::StatusOr<int> RunAgent(const CommandSpec& command, const OutputCallback& on_output,
+                               const absl::Notification* cancel) {
+    bool follow = absl::StrContains(command.command, " --follow");
+    Reply reply;
+    {
+      absl::MutexLock lock(&world_->mu);
+      (follow ? world_->follows : world_->stops).push_back(node_);
+      reply = world_->agent(node_, follow ? "follow" : "stop");
+    }
+    if (!reply.output.empty()) on_output(reply.output);
+    if (reply.until_cancelled) {
+      cancel->WaitForNotification();
+    } else {
+      absl::SleepFor(reply.delay);
+    }
+    if (reply.lost) return absl::UnavailableError("connection lost while running a command");
+    if (reply.until_cancelled) return reply.cancelled_status;
+    absl::MutexLock lock(&world_->mu);
+    NodeJobState state;
+    state.run_id = world_->run_id;
+    state.node = node_;
+    state.phase = follow ? world_->end_phase : JobPhase::kStopped;
+    state.failure = follow ? world_->end_failure : std::nullopt;
+    state.exit_status = follow ? world_->end_status : 143;
+    world_->files[JobJsonPath(node_)] = JobStateToJson(state);
+    return follow ? state.exit_status : 0;
   }
 
   absl::StatusOr<std::string> ReadFile(const std::string& path) override {
@@ -405,80 +456,178 @@ TEST_F(ExecutorTest, FailureStopsLaterPhasesAndNamesEverything) {
   EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
 }
 
-TEST_F(ExecutorTest, FailingRankStopsTheOtherNodesAndIsNamed) {
+TEST_F(ExecutorTest, AFailedJobIsNamedAsTheChiefRecordedIt) {
   ClusterSpec spec = Spec(3);
   Plan plan = CheckAndLaunchPlan(spec);
-  world_.reply = [this](const std::string& node, const std::string& command) {
+  world_.agent = [](const std::string& node, const std::string&) {
     Reply reply;
-    if (command == "launch b") {
-      reply.delay = absl::Milliseconds(50);
-      reply.status = 1;
-      reply.output = "[b/3] boom\n";
-      world_.files["/w/b/.fleetplan/nodes/b/logs/result.json"] =
-          R"({"node":"b","status":1,"failed_rank":3,"restarts":0,"run_id":"r"})";
-    } else if (absl::StartsWith(command, "launch")) {
-      reply.until_cancelled = true;
-    }
+    if (node == "b") reply.output = "[b/3] boom\n";
     return reply;
   };
+  world_.end_phase = JobPhase::kFailed;
+  world_.end_failure = JobFailure{"b", 3, 1, ""};
+  world_.end_status = 1;
   ApplyResult result = Apply(spec, plan);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.message, "rank 3 on node 'b' failed with exit status 1");
   EXPECT_THAT(reporter_->Events("launch"),
-              ElementsAre("a launch cancelled", "b launch failed", "c launch cancelled"));
+              ElementsAre("a launch changed", "b launch changed", "c launch changed"));
   EXPECT_THAT(reporter_->lines(), ElementsAre("b| [b/3] boom"));
-  EXPECT_EQ(world_.files.count("/w/a/.fleetplan/nodes/a/steps/launch"), 0u)
-      << "a failed job is not recorded";
+  // Every launch told its agent the same run id.
+  EXPECT_THAT(world_.run_id, testing::StartsWith("2"));
+  EXPECT_THAT(world_.follows, testing::UnorderedElementsAre("a", "b", "c"));
 }
 
-TEST_F(ExecutorTest, ANodeLostDuringTheJobIsNamedWithWhyAndTheOthersStop) {
+TEST_F(ExecutorTest, ALaunchThatFailsStopsWhatStartedAndIsNamed) {
   ClusterSpec spec = Spec(3);
   Plan plan = CheckAndLaunchPlan(spec);
-  world_.reply = [](const std::string& node, const std::string& command) {
+  world_.reply = [](const std::string&, const std::string& command) {
     Reply reply;
     if (command == "launch b") {
-      reply.delay = absl::Milliseconds(50);
-      reply.lost = true;
-    } else if (absl::StartsWith(command, "launch")) {
-      reply.until_cancelled = true;
+      reply.status = 1;
+      reply.output = "cannot reach the coordinator\n";
     }
     return reply;
   };
   ApplyResult result = Apply(spec, plan);
   EXPECT_EQ(result.exit_code, kExitApplyFailed);
-  EXPECT_EQ(result.message,
-            "node 'b', phase launch, step launch-agent: connection lost while running a command");
-  EXPECT_THAT(reporter_->Events("launch"),
-              ElementsAre("a launch cancelled", "b launch failed", "c launch cancelled"));
+  EXPECT_THAT(result.message, HasSubstr("node 'b', phase launch, step launch-agent: command "
+                                        "exited with status 1"));
+  EXPECT_THAT(result.message, HasSubstr("cannot reach the coordinator"));
+  EXPECT_THAT(world_.stops, testing::UnorderedElementsAre("a", "b", "c"));
+  EXPECT_THAT(world_.follows, IsEmpty());
+  EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/launch"), 0u);
+}
+
+TEST_F(ExecutorTest, ALostConnectionWhileFollowingDetachesAndLeavesTheJob) {
+  ClusterSpec spec = Spec(3);
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.agent = [](const std::string& node, const std::string&) {
+    Reply reply;
+    if (node == "b") {
+      reply.delay = absl::Milliseconds(50);
+      reply.lost = true;
+    } else {
+      reply.until_cancelled = true;
+    }
+    return reply;
+  };
+  ApplyOptions options;
+  options.logs_command = "LOGS";
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, kExitDetached);
+  EXPECT_THAT(result.message,
+              HasSubstr("lost the connection to node 'b' (connection lost while running a "
+                        "command); run "));
+  EXPECT_THAT(result.message, HasSubstr(" goes on without apply. Follow it with LOGS"));
+  EXPECT_THAT(world_.stops, IsEmpty()) << "a lost connection is no request to stop";
 }
 
 TEST_F(ExecutorTest, AJobThatFailedIsLaunchedAgainEvenAfterAnEarlierSuccess) {
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
   ASSERT_EQ(Apply(spec, plan).exit_code, 0);
-  world_.reply = [](const std::string&, const std::string& command) {
-    Reply reply;
-    if (command == "launch b") reply.status = 1;
-    return reply;
-  };
+  world_.end_phase = JobPhase::kFailed;
+  world_.end_failure = JobFailure{"b", 1, 1, ""};
+  world_.end_status = 1;
   ApplyOptions force;
   force.force = true;
   ASSERT_EQ(Apply(spec, plan, force).exit_code, 1);
-  EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/launch"), 0u);
 
-  world_.reply = [](const std::string&, const std::string&) { return Reply(); };
+  world_.end_phase = JobPhase::kSucceeded;
+  world_.end_failure.reset();
+  world_.end_status = 0;
   world_.runs.clear();
   ASSERT_EQ(Apply(spec, plan).exit_code, 0);
   EXPECT_THAT(reporter_->Events("launch"), ElementsAre("a launch changed", "b launch changed"));
   EXPECT_THAT(world_.runs, Contains("b: launch b"));
 }
 
+TEST_F(ExecutorTest, DetachReturnsOnceTheRanksStartedNamingTheRun) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ApplyOptions options;
+  options.detach = true;
+  options.status_command = "STATUS";
+  ApplyResult result = Apply(spec, plan, options);
+  ASSERT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(result.note, HasSubstr(absl::StrCat("run ", world_.run_id, " started on 2 nodes; "
+                                                  "it runs without apply")));
+  EXPECT_THAT(result.note, HasSubstr("see it with STATUS"));
+  EXPECT_THAT(world_.follows, IsEmpty());
+  EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/launch"), 1u);
+}
+
+// The chief's job.json says a job of this spec runs.
+void MarkRunning(World& world) {
+  NodeJobState running;
+  running.run_id = "r-running";
+  running.node = "a";
+  running.phase = JobPhase::kRunning;
+  running.updated_at = absl::Now();
+  running.generation = 1;
+  world.files[JobJsonPath("a")] = JobStateToJson(running);
+}
+
+TEST_F(ExecutorTest, ARunningJobWithNothingChangedIsLeftAlone) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ApplyOptions detach;
+  detach.detach = true;
+  ASSERT_EQ(Apply(spec, plan, detach).exit_code, 0);
+  MarkRunning(world_);
+  world_.runs.clear();
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(result.note, HasSubstr("run r-running of this spec is running (generation 1"));
+  EXPECT_THAT(result.note, HasSubstr("nothing changed, nothing to do"));
+  EXPECT_THAT(world_.runs, IsEmpty());
+  EXPECT_THAT(world_.follows, IsEmpty());
+}
+
+TEST_F(ExecutorTest, ARunningJobRefusesAChangeUnlessReplaced) {
+  ClusterSpec spec = Spec(2);
+  Plan plan = CheckAndLaunchPlan(spec);
+  ApplyOptions detach;
+  detach.detach = true;
+  ASSERT_EQ(Apply(spec, plan, detach).exit_code, 0);
+  MarkRunning(world_);
+  world_.runs.clear();
+  plan.phases[1].steps[1].hash = "changed";
+  ApplyOptions options;
+  options.stop_command = "STOP";
+  ApplyResult result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_THAT(result.message, HasSubstr("run r-running of this spec is running"));
+  EXPECT_THAT(result.message, HasSubstr("launch on b). Stop it first"));
+  EXPECT_THAT(result.message, HasSubstr("Stop it first with STOP, or apply with --replace"));
+  EXPECT_THAT(world_.runs, IsEmpty());
+
+  options.replace = true;
+  result = Apply(spec, plan, options);
+  EXPECT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(world_.stops, testing::UnorderedElementsAre("a", "b"));
+  EXPECT_THAT(world_.runs, Contains("b: launch b"));
+}
+
+TEST_F(ExecutorTest, AJobWhoseAgentDiedIsNotTakenForRunning) {
+  ClusterSpec spec = Spec(1);
+  Plan plan = CheckAndLaunchPlan(spec);
+  NodeJobState stale;
+  stale.run_id = "r-old";
+  stale.phase = JobPhase::kRunning;
+  stale.updated_at = absl::Now() - absl::Minutes(5);
+  world_.files[JobJsonPath("a")] = JobStateToJson(stale);
+  plan.phases[1].steps[0].hash = "changed";
+  EXPECT_EQ(Apply(spec, plan).exit_code, 0);
+}
+
 TEST_F(ExecutorTest, InterruptCancelsAndExits130) {
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
-  world_.reply = [](const std::string&, const std::string& command) {
+  world_.agent = [](const std::string&, const std::string& what) {
     Reply reply;
-    reply.until_cancelled = absl::StartsWith(command, "launch");
+    reply.until_cancelled = what == "follow";
     return reply;
   };
   reporter_ = std::make_unique<RecordingReporter>();
@@ -490,6 +639,9 @@ TEST_F(ExecutorTest, InterruptCancelsAndExits130) {
   ApplyResult result = executor.Run();
   interrupter.join();
   EXPECT_EQ(result.exit_code, kExitInterrupted);
+  // An explicit request: the job is stopped on every node.
+  EXPECT_THAT(world_.stops, testing::UnorderedElementsAre("a", "b"));
+  EXPECT_EQ(result.message, "interrupted; the job was stopped on every node");
 }
 
 TEST_F(ExecutorTest, UnreachableNodeFailsBeforeAnythingRuns) {
@@ -608,9 +760,9 @@ TEST_F(ExecutorTest, AHangingStepIsStoppedAfterTheStepTimeoutAndNamed) {
 TEST_F(ExecutorTest, TheJobIsNotBoundByTheStepTimeout) {
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
-  world_.reply = [](const std::string&, const std::string& command) {
+  world_.agent = [](const std::string&, const std::string&) {
     Reply reply;
-    if (absl::StartsWith(command, "launch")) reply.delay = absl::Milliseconds(400);
+    reply.delay = absl::Milliseconds(400);
     return reply;
   };
   ApplyOptions options;

@@ -12,6 +12,16 @@
 namespace fleetplan {
 namespace {
 
+// The last line of an apply: complete (and what it left running), detached
+// (the job goes on), or failed.
+std::string FinalLine(bool ok, int exit_code, absl::string_view message, bool color) {
+  if (ok) return message.empty() ? "apply complete" : absl::StrCat("apply complete: ", message);
+  if (exit_code == kExitDetached) {
+    return ansi::Styled(color, ansi::kYellow, absl::StrCat("apply detached: ", message));
+  }
+  return ansi::Styled(color, ansi::kRed, absl::StrCat("apply failed: ", message));
+}
+
 absl::string_view StatusColor(StepStatus status) {
   switch (status) {
     case StepStatus::kRunning:
@@ -57,12 +67,8 @@ class PlainReporter : public ProgressReporter {
     Print(table);
   }
 
-  void Finished(bool ok, int, absl::string_view message) override {
-    if (ok) {
-      Print("apply complete");
-    } else {
-      Print(ansi::Styled(color_, ansi::kRed, absl::StrCat("apply failed: ", message)));
-    }
+  void Finished(bool ok, int exit_code, absl::string_view message) override {
+    Print(FinalLine(ok, exit_code, message, color_));
   }
 
  private:
@@ -166,18 +172,12 @@ class LiveReporter : public ProgressReporter {
     Draw();
   }
 
-  void Finished(bool ok, int, absl::string_view message) override {
+  void Finished(bool ok, int exit_code, absl::string_view message) override {
     absl::MutexLock lock(&mu_);
     Erase();
     Draw();
     drawn_ = 0;  // leave the final table on screen
-    if (ok) {
-      std::fprintf(out_, "apply complete\n");
-    } else {
-      std::fprintf(out_, "%s\n",
-                   ansi::Styled(color_, ansi::kRed, absl::StrCat("apply failed: ", message))
-                       .c_str());
-    }
+    std::fprintf(out_, "%s\n", FinalLine(ok, exit_code, message, color_).c_str());
     std::fflush(out_);
   }
 

@@ -18,6 +18,10 @@
 
 namespace fleetplan {
 
+// apply's exit code when the connection to a node was lost while it
+// followed the job, which goes on without it (EX_TEMPFAIL: look later).
+inline constexpr int kExitDetached = 75;
+
 enum class StepStatus { kRunning, kChanged, kUnchanged, kFailed, kCancelled };
 
 // "running", "changed", "unchanged", "failed", "cancelled".
@@ -40,6 +44,7 @@ class ProgressReporter {
   // ended (or apply stopped before they could). Default: nothing.
   virtual void ChecksReported(const PreflightReport& report) {}
   // The end of the apply: `ok`, and the message when it failed.
+  // `message`: why it failed, or, on success, what it leaves running.
   virtual void Finished(bool ok, int exit_code, absl::string_view message) = 0;
 };
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "plugins/transport.h"
@@ -218,6 +219,12 @@ int RunApplyCommand(ApplyCommand command) {
   if (!agent.ok()) return Fail("apply", agent.status().message(), kExitApplyFailed);
   command.options.agent_path = *agent;
   command.options.workspace = WorkspaceDirectory(command.workspace);
+  // The lifecycle commands, as the user would type them for this spec.
+  std::string spec_arg = absl::EndsWith(command.target, ".toml") ? command.target
+                                                                 : prepared->spec.spec_path;
+  command.options.status_command = absl::StrCat("bazel run //tools:status -- ", spec_arg);
+  command.options.logs_command = absl::StrCat("bazel run //tools:logs -- ", spec_arg, " --follow");
+  command.options.stop_command = absl::StrCat("bazel run //tools:stop -- ", spec_arg);
 
   std::vector<std::string> nodes;
   for (const NodeSpec& node : prepared->spec.nodes) nodes.push_back(node.name);
@@ -231,7 +238,8 @@ int RunApplyCommand(ApplyCommand command) {
   watcher->Watch(&executor);
   ApplyResult result = executor.Run();
   watcher->Watch(nullptr);
-  reporter->Finished(result.exit_code == 0, result.exit_code, result.message);
+  reporter->Finished(result.exit_code == 0, result.exit_code,
+                     result.exit_code == 0 ? result.note : result.message);
   return result.exit_code;
 }
 

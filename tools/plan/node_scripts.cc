@@ -117,6 +117,25 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   return command;
 }
 
+std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
+  std::string command =
+      absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --logs ",
+                   ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))), " ",
+                   ShellQuote(absl::StrCat("--node=", node.name)));
+  if (!request.run_id.empty()) {
+    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--run=", request.run_id)));
+  }
+  if (request.rank >= 0) absl::StrAppend(&command, " --rank=", request.rank);
+  if (request.tail >= 0) absl::StrAppend(&command, " --tail=", request.tail);
+  if (request.follow) absl::StrAppend(&command, " --follow");
+  return command;
+}
+
+std::string StopCommand(const NodeSpec& node) {
+  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stop ",
+                      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))));
+}
+
 std::string EnsureKeyCommand() {
   return "test -f ~/.ssh/id_ed25519 || { mkdir -p ~/.ssh && chmod 700 ~/.ssh && "
          "ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/id_ed25519; } && "

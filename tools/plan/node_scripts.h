@@ -70,6 +70,21 @@ struct Supervision {
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision);
 
+// What `logs` asks of a node's agent (fleetplan-agent --logs).
+struct LogsRequest {
+  std::string run_id;  // empty: the latest run
+  int rank = -1;       // -1: every rank of the node
+  int tail = -1;       // -1: every line
+  bool follow = false;
+};
+
+// Prints the node's rank logs, prefixed `[node/rank]`; with `follow`, until
+// the node's part of the run ends, exiting with the job's status.
+std::string LogsCommand(const NodeSpec& node, const LogsRequest& request);
+
+// Stops the job's agent and ranks on the node; exits 0 once none is left.
+std::string StopCommand(const NodeSpec& node);
+
 // Creates ~/.ssh/id_ed25519 when missing and prints its public key.
 std::string EnsureKeyCommand();
 

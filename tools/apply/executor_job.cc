@@ -1,0 +1,193 @@
+// The executor's part in a job's life after launch: following the ranks'
+// logs on every node while apply stays attached, stopping the job, and
+// finding a job of the same spec that still runs.
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "tools/apply/executor.h"
+#include "tools/apply/output_buffer.h"
+#include "tools/apply/parallel_for.h"
+#include "tools/plan/forecast.h"
+#include "tools/plan/node_scripts.h"
+#include "tools/util/timed_cancel.h"
+
+namespace fleetplan {
+namespace {
+
+// How long `stop` may take on a node: the agent's grace period for its
+// ranks (10 s) and a margin.
+constexpr absl::Duration kStopTimeout = absl::Seconds(30);
+
+std::string Since(absl::Time time) {
+  if (time == absl::InfinitePast()) return "";
+  return absl::StrCat(" since ", absl::FormatTime("%Y-%m-%d %H:%M:%S UTC", time,
+                                                  absl::UTCTimeZone()));
+}
+
+}  // namespace
+
+std::optional<NodeJobState> Executor::ReadChiefJobState() {
+  const NodeSpec& chief = spec_.chief();
+  auto connection = connections_.find(chief.name);
+  if (connection == connections_.end()) return std::nullopt;
+  absl::StatusOr<std::string> text =
+      connection->second->ReadFile(JobStatePath(NodeStatePath(chief, "logs")));
+  if (!text.ok()) return std::nullopt;
+  absl::StatusOr<NodeJobState> state = JobStateFromJson(*text);
+  if (!state.ok()) return std::nullopt;
+  return *std::move(state);
+}
+
+std::vector<absl::StatusOr<int>> Executor::RunOnEveryNode(
+    const std::function<CommandSpec(const NodeSpec&)>& command, absl::Duration timeout,
+    const std::function<void(const NodeSpec&, absl::string_view)>& on_line) {
+  std::vector<absl::StatusOr<int>> results(spec_.nodes.size(), absl::UnknownError(""));
+  absl::Notification never;
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    const NodeSpec& node = spec_.nodes[i];
+    std::function<void(absl::string_view)> line_callback;
+    if (on_line) line_callback = [&](absl::string_view line) { on_line(node, line); };
+    OutputBuffer buffer(20, line_callback);
+    TimedCancel timed(&never, timeout);
+    results[i] = connections_.at(node.name)->Run(
+        command(node), [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
+        timed.get());
+    buffer.Flush();
+    if (results[i].ok() && *results[i] != 0 && !on_line) {
+      results[i] = absl::InternalError(absl::StrCat("exited with status ", *results[i], ": ",
+                                                    absl::StripAsciiWhitespace(buffer.Tail())));
+    }
+  });
+  return results;
+}
+
+absl::Status Executor::StopJob() {
+  std::vector<absl::StatusOr<int>> results = RunOnEveryNode(
+      [](const NodeSpec& node) {
+        CommandSpec spec;
+        spec.command = StopCommand(node);
+        return spec;
+      },
+      kStopTimeout, nullptr);
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (!results[i].ok()) {
+      return absl::Status(results[i].status().code(),
+                          absl::StrCat("node '", spec_.nodes[i].name, "': stop: ",
+                                       results[i].status().message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::optional<ApplyResult> Executor::CheckRunningJob() {
+  if (FindPhase(plan_, PhaseKind::kLaunch) == nullptr) return std::nullopt;
+  std::optional<NodeJobState> job = ReadChiefJobState();
+  if (!job.has_value() || IsFinal(job->phase) || IsStale(*job, absl::Now())) {
+    return std::nullopt;
+  }
+  std::string running = absl::StrCat("run ", job->run_id, " of this spec is ",
+                                     JobPhaseName(job->phase), " (generation ", job->generation,
+                                     Since(job->started_at), ")");
+  if (options_.replace) {
+    reporter_.OutputLine(spec_.chief().name, absl::StrCat(running, "; stopping it (--replace)"));
+    if (absl::Status stopped = StopJob(); !stopped.ok()) {
+      return ApplyResult{kExitApplyFailed, std::string(stopped.message())};
+    }
+    return std::nullopt;
+  }
+  absl::StatusOr<std::map<std::string, NodeState>> states = ReadNodeStates();
+  if (!states.ok()) return ApplyResult{kExitApplyFailed, std::string(states.status().message())};
+  std::vector<StepForecast> forecasts = ForecastPlan(plan_, *states);
+  std::vector<std::string> changes;
+  size_t index = 0;
+  for (const Phase& phase : plan_.phases) {
+    for (const Step& step : phase.steps) {
+      const StepForecast& forecast = forecasts[index++];
+      if (forecast.change == Change::kAdd || forecast.change == Change::kChange) {
+        changes.push_back(absl::StrCat(PhaseName(phase.kind), " on ", step.node));
+      }
+    }
+  }
+  if (changes.empty()) {
+    ApplyResult result;
+    result.note = absl::StrCat(running, "; nothing changed, nothing to do. See it with ",
+                               options_.status_command, " and ", options_.logs_command);
+    return result;
+  }
+  constexpr size_t kNamed = 6;
+  std::string named = absl::StrJoin(changes.begin(),
+                                    changes.begin() + std::min(kNamed, changes.size()), ", ");
+  return ApplyResult{
+      kExitApplyFailed,
+      absl::StrCat(running, ", and this apply would change it (", named,
+                   changes.size() > kNamed ? ", ..." : "", "). Stop it first with ",
+                   options_.stop_command, ", or apply with --replace (stop, then apply)")};
+}
+
+ApplyResult Executor::FollowJob(const std::string& run_id) {
+  LogsRequest request;
+  request.run_id = run_id;
+  request.follow = true;
+  std::vector<std::optional<absl::Status>> lost(spec_.nodes.size());
+  std::vector<absl::StatusOr<int>> results(spec_.nodes.size(), absl::UnknownError(""));
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    const NodeSpec& node = spec_.nodes[i];
+    OutputBuffer buffer(20, [&](absl::string_view line) { reporter_.OutputLine(node.name, line); });
+    CommandSpec command;
+    command.command = LogsCommand(node, request);
+    results[i] = connections_.at(node.name)->Run(
+        command, [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
+        CancelFor(node.name));
+    buffer.Flush();
+    // A connection that broke while following: stop following elsewhere
+    // too (the job goes on).
+    if (!results[i].ok() && !CancelFor(node.name)->HasBeenNotified()) CancelAll();
+  });
+  {
+    absl::MutexLock lock(&mu_);
+    if (interrupted_) {
+      // An explicit request: stop the job on every node.
+      reporter_.OutputLine(spec_.chief().name, "interrupted: stopping the job on every node");
+      absl::Status stopped = StopJob();
+      return {kExitInterrupted, stopped.ok() ? "interrupted; the job was stopped on every node"
+                                             : absl::StrCat("interrupted; ", stopped.message())};
+    }
+  }
+  for (size_t i = 0; i < results.size(); ++i) {
+    if (results[i].ok()) continue;
+    return {kExitDetached,
+            absl::StrCat("lost the connection to node '", spec_.nodes[i].name, "' (",
+                         results[i].status().message(), "); run ", run_id,
+                         " goes on without apply. Follow it with ", options_.logs_command,
+                         ", see it with ", options_.status_command, ", stop it with ",
+                         options_.stop_command)};
+  }
+  std::optional<NodeJobState> job = ReadChiefJobState();
+  if (!job.has_value() || job->run_id != run_id) {
+    return {kExitApplyFailed, absl::StrCat("cannot read how run ", run_id,
+                                           " ended from the chief's job.json")};
+  }
+  switch (job->phase) {
+    case JobPhase::kSucceeded:
+      return {};
+    case JobPhase::kFailed: {
+      int code = job->exit_status > 0 && job->exit_status < 256 ? job->exit_status
+                                                                 : kExitApplyFailed;
+      return {code, job->failure.has_value() ? DescribeFailure(*job->failure)
+                                             : absl::StrCat("run ", run_id, " failed")};
+    }
+    case JobPhase::kStopped:
+      return {kExitInterrupted, absl::StrCat("run ", run_id, " was stopped")};
+    default:
+      return {kExitApplyFailed,
+              absl::StrCat("run ", run_id, " is still ", JobPhaseName(job->phase),
+                           " on the chief although every node's part ended")};
+  }
+}
+
+}  // namespace fleetplan
