@@ -14,6 +14,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "tools/apply/authorize_key.h"
+#include "tools/apply/connect_nodes.h"
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
 #include "tools/apply/parallel_for.h"
@@ -129,44 +130,11 @@ absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
   if (known == spec_.nodes.size()) return absl::OkStatus();
   connections_.clear();
   not_there_.clear();
-  std::vector<absl::Status> errors(spec_.nodes.size());
-  std::vector<std::unique_ptr<Connection>> opened(spec_.nodes.size());
-  std::vector<char> not_yet(spec_.nodes.size(), false);  // the transport said so
-  ParallelFor(
-      spec_.nodes.size(), options_.parallelism,
-      [&](size_t i) {
-        const NodeSpec& node = spec_.nodes[i];
-        absl::StatusOr<Transport*> transport =
-            TransportRegistry::Global().Find(node.transport);
-        if (!transport.ok()) {
-          errors[i] = transport.status();
-          return;
-        }
-        absl::StatusOr<std::unique_ptr<Connection>> connection =
-            (*transport)->Connect(spec_, node, options_.transport);
-        if (!connection.ok()) {
-          errors[i] = connection.status();
-          not_yet[i] = absl::IsNotFound(connection.status());
-        } else {
-          opened[i] = *std::move(connection);
-        }
-      });
-  std::map<std::string, std::string> not_there;
-  for (size_t i = 0; i < spec_.nodes.size(); ++i) {
-    if (tolerate_not_there && not_yet[i]) {
-      not_there[spec_.nodes[i].name] = std::string(errors[i].message());
-    } else if (!errors[i].ok()) {
-      return absl::Status(errors[i].code(),
-                          absl::StrCat("cannot connect to node '", spec_.nodes[i].name,
-                                       "' (", spec_.nodes[i].transport,
-                                       "): ", errors[i].message()));
-    }
-  }
-  // All or none (but those not there yet): a later Connect tries again.
-  for (size_t i = 0; i < spec_.nodes.size(); ++i) {
-    if (opened[i] != nullptr) connections_[spec_.nodes[i].name] = std::move(opened[i]);
-  }
-  not_there_ = std::move(not_there);
+  absl::StatusOr<NodeConnections> opened = fleetplan::ConnectNodes(
+      spec_, options_.transport, options_.parallelism, tolerate_not_there);
+  if (!opened.ok()) return opened.status();
+  connections_ = std::move(opened->open);
+  not_there_ = std::move(opened->not_there);
   return absl::OkStatus();
 }
 

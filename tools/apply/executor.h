@@ -162,12 +162,6 @@ class Executor {
   ApplyResult FollowJob(const std::string& run_id);
   // Stops the job on every node (`stop`); the first error names its node.
   absl::Status StopJob();
-  // Runs `command(node)` on every node at once, not bound by the cancels
-  // (they may have fired: a stop after Ctrl-C), each bounded by
-  // `timeout`; output lines go to `on_line` when given.
-  std::vector<absl::StatusOr<int>> RunOnEveryNode(
-      const std::function<CommandSpec(const NodeSpec&)>& command, absl::Duration timeout,
-      const std::function<void(const NodeSpec&, absl::string_view)>& on_line);
   // The chief's job.json, nullopt when it has none or it cannot be read.
   std::optional<NodeJobState> ReadChiefJobState();
   void RunSteps(const std::vector<const Step*>& steps, int threads);

@@ -10,18 +10,12 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "tools/apply/executor.h"
-#include "tools/apply/output_buffer.h"
-#include "tools/apply/parallel_for.h"
+#include "tools/apply/job_control.h"
 #include "tools/plan/forecast.h"
 #include "tools/plan/node_scripts.h"
-#include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
 namespace {
-
-// How long `stop` may take on a node: the agent's grace period for its
-// ranks (10 s) and a margin.
-constexpr absl::Duration kStopTimeout = absl::Seconds(30);
 
 std::string Since(absl::Time time) {
   if (time == absl::InfinitePast()) return "";
@@ -32,57 +26,10 @@ std::string Since(absl::Time time) {
 }  // namespace
 
 std::optional<NodeJobState> Executor::ReadChiefJobState() {
-  const NodeSpec& chief = spec_.chief();
-  auto connection = connections_.find(chief.name);
-  if (connection == connections_.end()) return std::nullopt;
-  absl::StatusOr<std::string> text =
-      connection->second->ReadFile(JobStatePath(NodeStatePath(chief, "logs")));
-  if (!text.ok()) return std::nullopt;
-  absl::StatusOr<NodeJobState> state = JobStateFromJson(*text);
-  if (!state.ok()) return std::nullopt;
-  return *std::move(state);
+  return JobControl(spec_, connections_).ChiefState();
 }
 
-std::vector<absl::StatusOr<int>> Executor::RunOnEveryNode(
-    const std::function<CommandSpec(const NodeSpec&)>& command, absl::Duration timeout,
-    const std::function<void(const NodeSpec&, absl::string_view)>& on_line) {
-  std::vector<absl::StatusOr<int>> results(spec_.nodes.size(), absl::UnknownError(""));
-  absl::Notification never;
-  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
-    const NodeSpec& node = spec_.nodes[i];
-    std::function<void(absl::string_view)> line_callback;
-    if (on_line) line_callback = [&](absl::string_view line) { on_line(node, line); };
-    OutputBuffer buffer(20, line_callback);
-    TimedCancel timed(&never, timeout);
-    results[i] = connections_.at(node.name)->Run(
-        command(node), [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
-        timed.get());
-    buffer.Flush();
-    if (results[i].ok() && *results[i] != 0 && !on_line) {
-      results[i] = absl::InternalError(absl::StrCat("exited with status ", *results[i], ": ",
-                                                    absl::StripAsciiWhitespace(buffer.Tail())));
-    }
-  });
-  return results;
-}
-
-absl::Status Executor::StopJob() {
-  std::vector<absl::StatusOr<int>> results = RunOnEveryNode(
-      [](const NodeSpec& node) {
-        CommandSpec spec;
-        spec.command = StopCommand(node);
-        return spec;
-      },
-      kStopTimeout, nullptr);
-  for (size_t i = 0; i < results.size(); ++i) {
-    if (!results[i].ok()) {
-      return absl::Status(results[i].status().code(),
-                          absl::StrCat("node '", spec_.nodes[i].name, "': stop: ",
-                                       results[i].status().message()));
-    }
-  }
-  return absl::OkStatus();
-}
+absl::Status Executor::StopJob() { return JobControl(spec_, connections_).Stop(); }
 
 std::optional<ApplyResult> Executor::CheckRunningJob() {
   if (FindPhase(plan_, PhaseKind::kLaunch) == nullptr) return std::nullopt;
@@ -133,21 +80,19 @@ ApplyResult Executor::FollowJob(const std::string& run_id) {
   LogsRequest request;
   request.run_id = run_id;
   request.follow = true;
-  std::vector<std::optional<absl::Status>> lost(spec_.nodes.size());
-  std::vector<absl::StatusOr<int>> results(spec_.nodes.size(), absl::UnknownError(""));
-  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
-    const NodeSpec& node = spec_.nodes[i];
-    OutputBuffer buffer(20, [&](absl::string_view line) { reporter_.OutputLine(node.name, line); });
-    CommandSpec command;
-    command.command = LogsCommand(node, request);
-    results[i] = connections_.at(node.name)->Run(
-        command, [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
-        CancelFor(node.name));
-    buffer.Flush();
-    // A connection that broke while following: stop following elsewhere
-    // too (the job goes on).
-    if (!results[i].ok() && !CancelFor(node.name)->HasBeenNotified()) CancelAll();
-  });
+  std::vector<const NodeSpec*> nodes;
+  for (const NodeSpec& node : spec_.nodes) nodes.push_back(&node);
+  std::vector<absl::StatusOr<int>> results = JobControl(spec_, connections_).Logs(
+      request, nodes,
+      [this](const NodeSpec& node, absl::string_view line) {
+        reporter_.OutputLine(node.name, line);
+      },
+      [this](const NodeSpec& node) { return CancelFor(node.name); },
+      // A connection that broke while following: stop following elsewhere
+      // too (the job goes on).
+      [this](const NodeSpec& node) {
+        if (!CancelFor(node.name)->HasBeenNotified()) CancelAll();
+      });
   {
     absl::MutexLock lock(&mu_);
     if (interrupted_) {

@@ -1,0 +1,34 @@
+#ifndef FLEETPLAN_TOOLS_APPLY_CONNECT_NODES_H_
+#define FLEETPLAN_TOOLS_APPLY_CONNECT_NODES_H_
+
+// One connection per node of a spec, opened in parallel through each
+// node's transport: what apply, status, logs and stop start with.
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "plugins/transport.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+struct NodeConnections {
+  std::map<std::string, std::unique_ptr<Connection>> open;  // node name → connection
+  // Nodes whose transport said they are not there yet (NotFound: a
+  // read-only connect to a container apply would create) → what it said.
+  std::map<std::string, std::string> not_there;
+};
+
+// Connects to every node of `spec`, at most `parallelism` at once. The
+// first node that cannot be reached is named ("cannot connect to node 'b'
+// (ssh): ..."), except, with `tolerate_not_there`, one that is not there
+// yet. All or none: on an error no connection is kept.
+absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
+                                             const TransportOptions& options, int parallelism,
+                                             bool tolerate_not_there);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_APPLY_CONNECT_NODES_H_

@@ -1,0 +1,93 @@
+#include "tools/apply/job_control.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "tools/apply/output_buffer.h"
+#include "tools/apply/parallel_for.h"
+#include "tools/util/timed_cancel.h"
+
+namespace fleetplan {
+namespace {
+
+// How long `stop` may take on a node: the agent's grace period for its
+// ranks (10 s) and a margin.
+constexpr absl::Duration kStopTimeout = absl::Seconds(30);
+
+}  // namespace
+
+absl::StatusOr<std::optional<NodeJobState>> JobControl::ReadState(const NodeSpec& node) const {
+  absl::StatusOr<std::string> text =
+      connections_.at(node.name)->ReadFile(JobStatePath(NodeStatePath(node, "logs")));
+  if (absl::IsNotFound(text.status())) return std::nullopt;
+  if (!text.ok()) return text.status();
+  absl::StatusOr<NodeJobState> state = JobStateFromJson(*text);
+  if (!state.ok()) return state.status();
+  return std::optional<NodeJobState>(*std::move(state));
+}
+
+std::vector<absl::StatusOr<std::optional<NodeJobState>>> JobControl::ReadStates() const {
+  std::vector<absl::StatusOr<std::optional<NodeJobState>>> states(spec_.nodes.size());
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()),
+              [&](size_t i) { states[i] = ReadState(spec_.nodes[i]); });
+  return states;
+}
+
+std::optional<NodeJobState> JobControl::ChiefState() const {
+  const NodeSpec& chief = spec_.chief();
+  if (connections_.count(chief.name) == 0) return std::nullopt;
+  absl::StatusOr<std::optional<NodeJobState>> state = ReadState(chief);
+  return state.ok() ? *state : std::nullopt;
+}
+
+absl::Status JobControl::Stop() const {
+  std::vector<absl::Status> errors(spec_.nodes.size());
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    const NodeSpec& node = spec_.nodes[i];
+    OutputBuffer buffer(5);
+    absl::Notification never;
+    TimedCancel timed(&never, kStopTimeout);
+    CommandSpec command;
+    command.command = StopCommand(node);
+    absl::StatusOr<int> status = connections_.at(node.name)->Run(
+        command, [&buffer](absl::string_view chunk) { buffer.Append(chunk); }, timed.get());
+    buffer.Flush();
+    if (!status.ok()) {
+      errors[i] = status.status();
+    } else if (*status != 0) {
+      errors[i] = absl::InternalError(
+          absl::StrCat("stop exited with status ", *status, ": ",
+                       absl::StripAsciiWhitespace(buffer.Tail())));
+    }
+  });
+  for (size_t i = 0; i < errors.size(); ++i) {
+    if (!errors[i].ok()) {
+      return absl::Status(errors[i].code(), absl::StrCat("node '", spec_.nodes[i].name, "': ",
+                                                         errors[i].message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::vector<absl::StatusOr<int>> JobControl::Logs(
+    const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
+    const std::function<void(const NodeSpec&, absl::string_view)>& on_line,
+    const std::function<const absl::Notification*(const NodeSpec&)>& cancel_for,
+    const std::function<void(const NodeSpec&)>& on_error) const {
+  std::vector<absl::StatusOr<int>> results(nodes.size(), absl::UnknownError("not run"));
+  ParallelFor(nodes.size(), static_cast<int>(nodes.size()), [&](size_t i) {
+    const NodeSpec& node = *nodes[i];
+    OutputBuffer buffer(20, [&](absl::string_view line) { on_line(node, line); });
+    CommandSpec command;
+    command.command = LogsCommand(node, request);
+    results[i] = connections_.at(node.name)->Run(
+        command, [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
+        cancel_for ? cancel_for(node) : nullptr);
+    buffer.Flush();
+    if (!results[i].ok() && on_error) on_error(node);
+  });
+  return results;
+}
+
+}  // namespace fleetplan

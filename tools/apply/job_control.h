@@ -1,0 +1,63 @@
+#ifndef FLEETPLAN_TOOLS_APPLY_JOB_CONTROL_H_
+#define FLEETPLAN_TOOLS_APPLY_JOB_CONTROL_H_
+
+// What apply (attached), status, logs and stop do with a job through open
+// connections to its nodes: read each node's job.json, run the agent's
+// --logs on nodes, stop the job everywhere. Nothing runs on this machine
+// between calls; the state is on the nodes.
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/synchronization/notification.h"
+#include "plugins/transport.h"
+#include "tools/plan/node_scripts.h"
+#include "tools/protocol/job_state.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+class JobControl {
+ public:
+  // `connections` must hold a connection for every node of `spec` that is
+  // used; both must outlive this.
+  JobControl(const ClusterSpec& spec,
+             const std::map<std::string, std::unique_ptr<Connection>>& connections)
+      : spec_(spec), connections_(connections) {}
+
+  // The node's job.json: nullopt when it has none; errors when it cannot
+  // be read or is not the agent's.
+  absl::StatusOr<std::optional<NodeJobState>> ReadState(const NodeSpec& node) const;
+  // Every node's, read at once, in spec order.
+  std::vector<absl::StatusOr<std::optional<NodeJobState>>> ReadStates() const;
+  // The chief's, nullopt when it has none or on any error.
+  std::optional<NodeJobState> ChiefState() const;
+
+  // Stops the job on every node at once and returns once no process of it
+  // is left (the agent's --stop); the first node that failed is named.
+  absl::Status Stop() const;
+
+  // Runs the agent's --logs with `request` on `nodes` at once; each line of
+  // output goes to `on_line`. A node's command is cancelled by
+  // `cancel_for(node)` (may return null); `on_error` hears a node whose
+  // command could not run to its end (a lost connection). Returns each
+  // node's exit status (the job's, when following).
+  std::vector<absl::StatusOr<int>> Logs(
+      const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
+      const std::function<void(const NodeSpec&, absl::string_view)>& on_line,
+      const std::function<const absl::Notification*(const NodeSpec&)>& cancel_for,
+      const std::function<void(const NodeSpec&)>& on_error) const;
+
+ private:
+  const ClusterSpec& spec_;
+  const std::map<std::string, std::unique_ptr<Connection>>& connections_;
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_APPLY_JOB_CONTROL_H_
