@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 

@@ -18,9 +18,9 @@
 #include "tools/plan/check_line.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/node_scripts.h"
-#include "tools/plan/sh_test_util.h"
-#include "tools/plan/shell_quote.h"
 #include "tools/plan/test_specs.h"
+#include "tools/util/sh_test_util.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
