@@ -16,33 +16,20 @@
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
 #include "tools/apply/parallel_for.h"
-#include "tools/util/timed_cancel.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/preflight_script.h"
 #include "tools/process/files.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
+#include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kAgentName = "fleetplan-agent";
-
 std::string Indent(absl::string_view text) {
   return absl::StrCat("    ", absl::StrReplaceAll(text, {{"\n", "\n    "}}));
 }
-
-}  // namespace
-
-std::string StepRecordPath(const NodeSpec& node, PhaseKind phase) {
-  return NodeStatePath(node, absl::StrCat("steps/", PhaseName(phase)));
-}
-
-std::string SyncManifestPath(const NodeSpec& node) {
-  return NodeStatePath(node, "manifest");
-}
-
-namespace {
 
 std::vector<std::string> NodeNames(const ClusterSpec& spec) {
   std::vector<std::string> names;
@@ -178,7 +165,7 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
       extras = built_;
     }
     if (!options_.agent_path.empty()) {
-      extras.push_back({options_.agent_path, absl::StrCat(".fleetplan/bin/", kAgentName)});
+      extras.push_back({options_.agent_path, BinRelativePath(kAgentFileName)});
     }
     sync_manifest_ = source_;
     absl::Status added = AddExtraFiles(extras, &sync_manifest_);
@@ -293,8 +280,8 @@ Executor::Outcome Executor::Execute(const Step& step,
 Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash) {
   Outcome outcome;
   if (options_.force || options_.check_only || hash.empty()) return outcome;
-  absl::StatusOr<std::string> recorded =
-      connections_.at(step.node)->ReadFile(StepRecordPath(*FindNode(step.node), step.phase));
+  absl::StatusOr<std::string> recorded = connections_.at(step.node)->ReadFile(
+      StepRecordPath(*FindNode(step.node), PhaseName(step.phase)));
   if (recorded.ok() && absl::StripAsciiWhitespace(*recorded) == hash) {
     outcome.status = StepStatus::kUnchanged;
   }
@@ -321,7 +308,8 @@ void Executor::ReportUnchanged(const Phase& phase) {
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
   return connections_.at(step.node)->WriteFile(
-      StepRecordPath(*FindNode(step.node), step.phase), absl::StrCat(hash, "\n"), 0644);
+      StepRecordPath(*FindNode(step.node), PhaseName(step.phase)), absl::StrCat(hash, "\n"),
+      0644);
 }
 
 ApplyResult Executor::RecordPhase(const Phase& phase) {
@@ -356,7 +344,7 @@ Executor::Outcome Executor::Build(const Step& step) {
   if (DigestHex(*content) == before) outcome.status = StepStatus::kUnchanged;
   outcome.detail = *path;
   absl::MutexLock lock(&mu_);
-  built_.push_back({*path, absl::StrCat(".fleetplan/bin/", LabelTargetName(label))});
+  built_.push_back({*path, BinRelativePath(LabelTargetName(label))});
   return outcome;
 }
 
@@ -542,9 +530,8 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         // failure of this run: then the next apply would not launch again.
         if (const NodeSpec* node = FindNode(step.node); node != nullptr) {
           connections_.at(step.node)
-              ->RemoveFiles(UnderWorkdir(*node, absl::StrCat(".fleetplan/nodes/", node->name)),
-                            {"logs/result.json",
-                             absl::StrCat("steps/", PhaseName(PhaseKind::kLaunch))})
+              ->RemoveFiles(NodeStateDir(*node),
+                            {"logs/result.json", StepRecordName(PhaseName(PhaseKind::kLaunch))})
               .IgnoreError();
         }
         Outcome outcome = Execute(step, nullptr);

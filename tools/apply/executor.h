@@ -59,13 +59,6 @@ struct ApplyResult {
   std::string message;  // why it failed
 };
 
-// `<workdir>/.fleetplan/nodes/<node>/steps/<phase>`: the hash of the
-// node's last successful step of that phase.
-std::string StepRecordPath(const NodeSpec& node, PhaseKind phase);
-
-// `<workdir>/.fleetplan/nodes/<node>/manifest`: what the last sync sent.
-std::string SyncManifestPath(const NodeSpec& node);
-
 class Executor {
  public:
   // `spec`, `plan`, `source` (the synced tree's manifest; empty without

@@ -11,6 +11,7 @@
 #include "tools/plan/preflight_script.h"
 #include "tools/plan/rank_env.h"
 #include "tools/plan/spec_digest.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/digest.h"
 #include "tools/util/status_macros.h"
 

@@ -15,6 +15,7 @@
 #include "tools/plan/compile.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/test_specs.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/sh_test_util.h"
 #include "tools/util/status_matchers.h"
 
