@@ -179,13 +179,13 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
         Step& step = synthesized.emplace_back();
         step.phase = PhaseKind::kSync;
         step.node = node.name;
-        step.kind = "sync-tree";
+        step.kind = StepKind::kSyncTree;
       }
     }
   }
   for (const Step& step : phase.steps) {
     // authorize-key needs the key that ensure-key prints.
-    (step.kind == "ensure-key" ? first : rest).push_back(&step);
+    (step.kind == StepKind::kEnsureKey ? first : rest).push_back(&step);
   }
   for (const Step& step : synthesized) rest.push_back(&step);
   RunSteps(first, options_.parallelism);
@@ -252,28 +252,35 @@ const absl::Notification* Executor::CancelFor(const std::string& node) const {
 
 Executor::Outcome Executor::Execute(const Step& step,
                                     const absl::Notification* serving_done) {
-  if (step.kind == "bazel-build") return Build(step);
+  if (step.kind == StepKind::kBazelBuild) return Build(step);
   if (FindNode(step.node) == nullptr) {
     return Outcome::Failed(absl::StrCat("phase ", PhaseName(step.phase),
                                         ": the plan names node '", step.node,
                                         "', which the spec does not list"));
   }
-  if (step.kind == "ensure-key") return EnsureKey(step);
-  if (step.kind == "authorize-key") return AuthorizeKey(step);
-  if (step.kind == "sync-tree") return SyncNode(step);
-  if (step.kind == "write-env") return WriteEnv(step);
-  if (step.kind == "check") {
-    return RunChecks(step, absl::StrCat(PhasePreamble(step.phase), step.command),
-                     serving_done);
-  }
-  if (step.kind == "launch-agent") {
-    // RunLaunch records the hashes itself, once the whole job succeeded.
-    std::string output;
-    return RunCommand(step, step.command, /*hold_stdin=*/true, &output);
+  switch (step.kind) {
+    case StepKind::kBazelBuild:
+      return Build(step);  // not reached: it runs on the controller, above
+    case StepKind::kEnsureKey:
+      return EnsureKey(step);
+    case StepKind::kAuthorizeKey:
+      return AuthorizeKey(step);
+    case StepKind::kSyncTree:
+      return SyncNode(step);
+    case StepKind::kWriteEnv:
+      return WriteEnv(step);
+    case StepKind::kCheck:
+      return RunChecks(step, absl::StrCat(PhasePreamble(step.phase), step.command),
+                       serving_done);
+    case StepKind::kLaunchAgent: {
+      // RunLaunch records the hashes itself, once the whole job succeeded.
+      std::string output;
+      return RunCommand(step, step.command, /*hold_stdin=*/true, &output);
+    }
   }
   return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                       PhaseName(step.phase), ": unknown step kind '",
-                                      step.kind, "'"));
+                                      StepKindName(step.kind), "'"));
 }
 
 // Skipped when the node recorded this hash after the last success.
@@ -480,7 +487,7 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   buffer.Flush();
   *output = buffer.all();
   std::string where = absl::StrCat("node '", step.node, "', phase ",
-                                   PhaseName(step.phase), ", step ", step.kind);
+                                   PhaseName(step.phase), ", step ", StepKindName(step.kind));
   // What went wrong, then the command and the last of its output.
   auto describe = [&](absl::string_view what) {
     std::string message = absl::StrCat(where, ": ", what, "\n  command:\n", Indent(command));
