@@ -15,10 +15,10 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/plan/shell_quote.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
 #include "tools/process/subprocess.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 

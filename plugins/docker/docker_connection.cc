@@ -3,15 +3,15 @@
 #include <cstdint>
 
 #include "absl/random/random.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "plugins/docker/exec_stream.h"
 #include "plugins/docker/tar_stream.h"
 #include "plugins/relative_path.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {

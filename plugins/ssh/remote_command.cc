@@ -5,7 +5,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 namespace {

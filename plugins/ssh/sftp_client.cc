@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "plugins/ssh/sftp_wire.h"
+#include "plugins/ssh/upload_window.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -297,147 +298,160 @@ void SftpClient::QueueMakeDirs(const std::vector<std::string>& dirs) {
   }
 }
 
+// One Upload call's state.
+struct SftpClient::UploadRun {
+  explicit UploadRun(const std::vector<SftpUpload>& uploads)
+      : uploads(uploads), window(kMaxInFlight, kMaxPending) {}
+
+  std::string What(size_t i) const {
+    return absl::StrCat("cannot write ", uploads[i].remote_path);
+  }
+
+  const std::vector<SftpUpload>& uploads;
+  UploadWindow window;       // sent, reply not read yet
+  absl::Status first_error;  // of a file that failed; the others go on
+  std::vector<std::string> temps;  // per upload opened so far
+  std::vector<uint32_t> open_ids;  // the same
+};
+
 absl::Status SftpClient::Upload(const std::vector<SftpUpload>& uploads) {
-  struct Pending {
-    uint32_t id;
-    size_t upload;
-    size_t bytes;  // of WRITE data
-  };
-  std::deque<Pending> pending;  // sent, reply not read yet; oldest first
-  size_t in_flight = 0;
-  absl::Status first_error;
-  auto what = [&](size_t i) { return absl::StrCat("cannot write ", uploads[i].remote_path); };
-  // Reads the oldest pending reply; a failed request is kept for the end.
-  auto settle_oldest = [&]() -> absl::Status {
-    Pending oldest = pending.front();
-    pending.pop_front();
-    FP_ASSIGN_OR_RETURN(Reply reply, Await(oldest.id));
-    in_flight -= oldest.bytes;
-    first_error.Update(CheckStatus(reply, what(oldest.upload)));
-    return absl::OkStatus();
-  };
-  // Sends request `id` of upload `i` once there is room in flight for it.
-  auto send_pending = [&](size_t i, uint32_t id, size_t bytes,
-                          const std::string& packet) -> absl::Status {
-    while (!pending.empty() &&
-           (in_flight + bytes > kMaxInFlight || pending.size() >= kMaxPending)) {
-      FP_RETURN_IF_ERROR(settle_oldest());
-    }
-    FP_RETURN_IF_ERROR(Send(packet));
-    pending.push_back({id, i, bytes});
-    in_flight += bytes;
-    return absl::OkStatus();
-  };
-  // Sends a request whose reply does not matter.
-  auto send_ignored = [&](uint32_t id, const std::string& packet) -> absl::Status {
-    FP_RETURN_IF_ERROR(Send(packet));
-    ignored_.push_back(id);
-    return absl::OkStatus();
-  };
-
-  // Opens run ahead of the data, so each handle is back when its file's
-  // turn comes and the server always has the next file to create.
-  std::vector<std::string> temps;
-  std::vector<uint32_t> open_ids;
-  auto send_opens_until = [&](size_t end) -> absl::Status {
-    end = std::min(end, uploads.size());
-    while (open_ids.size() < end) {
-      const SftpUpload& upload = uploads[open_ids.size()];
-      temps.push_back(TempPathFor(upload.remote_path));
-      open_ids.push_back(NextId());
-      FP_RETURN_IF_ERROR(Send(PacketWriter(sftp::kOpen)
-                                  .U32(open_ids.back())
-                                  .String(temps.back())
-                                  .U32(sftp::kOpenWrite | sftp::kOpenCreate | sftp::kOpenTruncate)
-                                  .Attrs(upload.mode & 07777)
-                                  .Finish()));
-    }
-    return absl::OkStatus();
-  };
-
-  FP_RETURN_IF_ERROR(send_opens_until(kOpensAhead));
+  UploadRun run(uploads);
+  FP_RETURN_IF_ERROR(SendOpensUntil(run, kOpensAhead));
   FP_RETURN_IF_ERROR(AwaitIgnored());
   for (size_t i = 0; i < uploads.size(); ++i) {
-    FP_RETURN_IF_ERROR(send_opens_until(i + 1 + kOpensAhead));
-    const SftpUpload& upload = uploads[i];
-    absl::StatusOr<std::string> handle = AwaitHandle(open_ids[i], what(i));
+    FP_RETURN_IF_ERROR(SendOpensUntil(run, i + 1 + kOpensAhead));
+    absl::StatusOr<std::string> handle = AwaitHandle(run.open_ids[i], run.What(i));
     if (!handle.ok()) {
       if (absl::IsUnavailable(handle.status())) return handle.status();
-      first_error.Update(handle.status());
+      run.first_error.Update(handle.status());
       continue;
     }
-    // The data, from memory or read from the local file chunk by chunk
-    // straight into the WRITE packets.
     absl::Status read_status;
-    if (upload.local_path.empty()) {
-      for (size_t offset = 0; offset < upload.content.size(); offset += kChunk) {
-        absl::string_view chunk = absl::string_view(upload.content).substr(offset, kChunk);
-        uint32_t id = NextId();
-        FP_RETURN_IF_ERROR(send_pending(
-            i, id, chunk.size(),
-            PacketWriter(sftp::kWrite).U32(id).String(*handle).U64(offset).String(chunk).Finish()));
-      }
-    } else {
-      LocalFile file(upload.local_path);
-      read_status = file.status();
-      for (uint64_t offset = 0; read_status.ok() && offset < file.size(); offset += kChunk) {
-        uint32_t size = static_cast<uint32_t>(std::min<uint64_t>(kChunk, file.size() - offset));
-        uint32_t id = NextId();
-        PacketWriter packet(sftp::kWrite);
-        packet.U32(id).String(*handle).U64(offset);
-        read_status = file.ReadAt(offset, packet.StringSpace(size), size);
-        if (read_status.ok()) FP_RETURN_IF_ERROR(send_pending(i, id, size, packet.Finish()));
-      }
-    }
+    FP_RETURN_IF_ERROR(SendData(run, i, *handle, &read_status));
     if (!read_status.ok()) {
-      // Drop the partial temporary; the target stays as it was.
-      uint32_t close_id = NextId();
-      FP_RETURN_IF_ERROR(send_ignored(
-          close_id, PacketWriter(sftp::kClose).U32(close_id).String(*handle).Finish()));
-      uint32_t remove_id = NextId();
-      FP_RETURN_IF_ERROR(send_ignored(
-          remove_id, PacketWriter(sftp::kRemove).U32(remove_id).String(temps[i]).Finish()));
-      first_error.Update(read_status);
+      FP_RETURN_IF_ERROR(AbandonFile(run, i, *handle));
+      run.first_error.Update(read_status);
       continue;
     }
-    // The exact mode, whatever the server's umask did to the create.
-    uint32_t setstat_id = NextId();
-    FP_RETURN_IF_ERROR(send_pending(i, setstat_id, 0,
-                                    PacketWriter(sftp::kFsetstat)
-                                        .U32(setstat_id)
-                                        .String(*handle)
-                                        .Attrs(upload.mode & 07777)
-                                        .Finish()));
-    uint32_t close_id = NextId();
-    FP_RETURN_IF_ERROR(send_pending(
-        i, close_id, 0, PacketWriter(sftp::kClose).U32(close_id).String(*handle).Finish()));
-    if (posix_rename_) {
-      uint32_t rename_id = NextId();
-      FP_RETURN_IF_ERROR(send_pending(i, rename_id, 0,
-                                      PacketWriter(sftp::kExtended)
-                                          .U32(rename_id)
-                                          .String("posix-rename@openssh.com")
-                                          .String(temps[i])
-                                          .String(upload.remote_path)
-                                          .Finish()));
-    } else {
-      // SFTP v3's rename refuses an existing target.
-      uint32_t remove_id = NextId();
-      FP_RETURN_IF_ERROR(send_ignored(
-          remove_id,
-          PacketWriter(sftp::kRemove).U32(remove_id).String(upload.remote_path).Finish()));
-      uint32_t rename_id = NextId();
-      FP_RETURN_IF_ERROR(send_pending(i, rename_id, 0,
-                                      PacketWriter(sftp::kRename)
-                                          .U32(rename_id)
-                                          .String(temps[i])
-                                          .String(upload.remote_path)
-                                          .Finish()));
-    }
+    FP_RETURN_IF_ERROR(CommitFile(run, i, *handle));
   }
-  while (!pending.empty()) FP_RETURN_IF_ERROR(settle_oldest());
+  while (!run.window.empty()) FP_RETURN_IF_ERROR(SettleOldest(run));
   FP_RETURN_IF_ERROR(AwaitIgnored());
-  return first_error;
+  return run.first_error;
+}
+
+absl::Status SftpClient::SettleOldest(UploadRun& run) {
+  UploadWindow::Request oldest = run.window.TakeOldest();
+  FP_ASSIGN_OR_RETURN(Reply reply, Await(oldest.id));
+  run.first_error.Update(CheckStatus(reply, run.What(oldest.upload)));
+  return absl::OkStatus();
+}
+
+absl::Status SftpClient::SendCounted(UploadRun& run, size_t upload, uint32_t id, size_t bytes,
+                                     const std::string& packet) {
+  while (run.window.MustWaitFor(bytes)) FP_RETURN_IF_ERROR(SettleOldest(run));
+  FP_RETURN_IF_ERROR(Send(packet));
+  run.window.Add({id, upload, bytes});
+  return absl::OkStatus();
+}
+
+absl::Status SftpClient::SendIgnored(uint32_t id, const std::string& packet) {
+  FP_RETURN_IF_ERROR(Send(packet));
+  ignored_.push_back(id);
+  return absl::OkStatus();
+}
+
+// Opens run ahead of the data, so each handle is back when its file's turn
+// comes and the server always has the next file to create.
+absl::Status SftpClient::SendOpensUntil(UploadRun& run, size_t end) {
+  end = std::min(end, run.uploads.size());
+  while (run.open_ids.size() < end) {
+    const SftpUpload& upload = run.uploads[run.open_ids.size()];
+    run.temps.push_back(TempPathFor(upload.remote_path));
+    run.open_ids.push_back(NextId());
+    FP_RETURN_IF_ERROR(Send(PacketWriter(sftp::kOpen)
+                                .U32(run.open_ids.back())
+                                .String(run.temps.back())
+                                .U32(sftp::kOpenWrite | sftp::kOpenCreate | sftp::kOpenTruncate)
+                                .Attrs(upload.mode & 07777)
+                                .Finish()));
+  }
+  return absl::OkStatus();
+}
+
+// The data, from memory or read from the local file chunk by chunk straight
+// into the WRITE packets.
+absl::Status SftpClient::SendData(UploadRun& run, size_t i, const std::string& handle,
+                                  absl::Status* read_status) {
+  const SftpUpload& upload = run.uploads[i];
+  if (upload.local_path.empty()) {
+    for (size_t offset = 0; offset < upload.content.size(); offset += kChunk) {
+      absl::string_view chunk = absl::string_view(upload.content).substr(offset, kChunk);
+      uint32_t id = NextId();
+      FP_RETURN_IF_ERROR(SendCounted(
+          run, i, id, chunk.size(),
+          PacketWriter(sftp::kWrite).U32(id).String(handle).U64(offset).String(chunk).Finish()));
+    }
+    return absl::OkStatus();
+  }
+  LocalFile file(upload.local_path);
+  *read_status = file.status();
+  for (uint64_t offset = 0; read_status->ok() && offset < file.size(); offset += kChunk) {
+    uint32_t size = static_cast<uint32_t>(std::min<uint64_t>(kChunk, file.size() - offset));
+    uint32_t id = NextId();
+    PacketWriter packet(sftp::kWrite);
+    packet.U32(id).String(handle).U64(offset);
+    *read_status = file.ReadAt(offset, packet.StringSpace(size), size);
+    if (read_status->ok()) FP_RETURN_IF_ERROR(SendCounted(run, i, id, size, packet.Finish()));
+  }
+  return absl::OkStatus();
+}
+
+// Drops the partial temporary; the target stays as it was.
+absl::Status SftpClient::AbandonFile(UploadRun& run, size_t i, const std::string& handle) {
+  uint32_t close_id = NextId();
+  FP_RETURN_IF_ERROR(
+      SendIgnored(close_id, PacketWriter(sftp::kClose).U32(close_id).String(handle).Finish()));
+  uint32_t remove_id = NextId();
+  return SendIgnored(remove_id,
+                     PacketWriter(sftp::kRemove).U32(remove_id).String(run.temps[i]).Finish());
+}
+
+// Sets the exact mode, whatever the server's umask did to the create,
+// closes the temporary and renames it into place.
+absl::Status SftpClient::CommitFile(UploadRun& run, size_t i, const std::string& handle) {
+  const SftpUpload& upload = run.uploads[i];
+  uint32_t setstat_id = NextId();
+  FP_RETURN_IF_ERROR(SendCounted(run, i, setstat_id, 0,
+                                 PacketWriter(sftp::kFsetstat)
+                                     .U32(setstat_id)
+                                     .String(handle)
+                                     .Attrs(upload.mode & 07777)
+                                     .Finish()));
+  uint32_t close_id = NextId();
+  FP_RETURN_IF_ERROR(SendCounted(
+      run, i, close_id, 0, PacketWriter(sftp::kClose).U32(close_id).String(handle).Finish()));
+  if (posix_rename_) {
+    uint32_t rename_id = NextId();
+    return SendCounted(run, i, rename_id, 0,
+                       PacketWriter(sftp::kExtended)
+                           .U32(rename_id)
+                           .String("posix-rename@openssh.com")
+                           .String(run.temps[i])
+                           .String(upload.remote_path)
+                           .Finish());
+  }
+  // SFTP v3's rename refuses an existing target.
+  uint32_t remove_id = NextId();
+  FP_RETURN_IF_ERROR(SendIgnored(
+      remove_id, PacketWriter(sftp::kRemove).U32(remove_id).String(upload.remote_path).Finish()));
+  uint32_t rename_id = NextId();
+  return SendCounted(run, i, rename_id, 0,
+                     PacketWriter(sftp::kRename)
+                         .U32(rename_id)
+                         .String(run.temps[i])
+                         .String(upload.remote_path)
+                         .Finish());
 }
 
 absl::Status SftpClient::Remove(const std::vector<std::string>& paths) {

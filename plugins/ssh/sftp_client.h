@@ -78,6 +78,24 @@ class SftpClient {
   absl::Status CheckStatus(const Reply& reply, absl::string_view what) const;
   absl::Status ConnectionLost(absl::string_view doing) const;
   absl::StatusOr<std::string> AwaitHandle(uint32_t id, absl::string_view what);
+  // Upload's steps; UploadRun holds one call's state.
+  struct UploadRun;
+  // Reads the oldest reply in the window; a failed request is kept in
+  // run.first_error for the end.
+  absl::Status SettleOldest(UploadRun& run);
+  // Sends request `id` of upload `upload`, carrying `bytes` of data, once
+  // the window has room for it.
+  absl::Status SendCounted(UploadRun& run, size_t upload, uint32_t id, size_t bytes,
+                           const std::string& packet);
+  // Sends a request whose reply does not matter.
+  absl::Status SendIgnored(uint32_t id, const std::string& packet);
+  absl::Status SendOpensUntil(UploadRun& run, size_t end);
+  // Errors are the connection's; a local file that cannot be read is
+  // `*read_status`.
+  absl::Status SendData(UploadRun& run, size_t i, const std::string& handle,
+                        absl::Status* read_status);
+  absl::Status AbandonFile(UploadRun& run, size_t i, const std::string& handle);
+  absl::Status CommitFile(UploadRun& run, size_t i, const std::string& handle);
   // Reads the replies to the requests in ignored_. Callers send a request
   // of their own first: its reply comes after those, so this adds no wait.
   absl::Status AwaitIgnored();

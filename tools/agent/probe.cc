@@ -19,7 +19,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "tools/agent/sockets.h"
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 namespace fleetplan {
 namespace {

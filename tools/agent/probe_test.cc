@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {

@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 

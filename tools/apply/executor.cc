@@ -18,33 +18,20 @@
 #include "tools/apply/local_build.h"
 #include "tools/apply/output_buffer.h"
 #include "tools/apply/parallel_for.h"
-#include "tools/util/timed_cancel.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/preflight_script.h"
 #include "tools/process/files.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
+#include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kAgentName = "fleetplan-agent";
-
 std::string Indent(absl::string_view text) {
   return absl::StrCat("    ", absl::StrReplaceAll(text, {{"\n", "\n    "}}));
 }
-
-}  // namespace
-
-std::string StepRecordPath(const NodeSpec& node, PhaseKind phase) {
-  return NodeStatePath(node, absl::StrCat("steps/", PhaseName(phase)));
-}
-
-std::string SyncManifestPath(const NodeSpec& node) {
-  return NodeStatePath(node, "manifest");
-}
-
-namespace {
 
 std::vector<std::string> NodeNames(const ClusterSpec& spec) {
   std::vector<std::string> names;
@@ -156,7 +143,7 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
       extras = built_;
     }
     if (!options_.agent_path.empty()) {
-      extras.push_back({options_.agent_path, absl::StrCat(".fleetplan/bin/", kAgentName)});
+      extras.push_back({options_.agent_path, BinRelativePath(kAgentFileName)});
     }
     sync_manifest_ = source_;
     absl::Status added = AddExtraFiles(extras, &sync_manifest_);
@@ -170,13 +157,13 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
         Step& step = synthesized.emplace_back();
         step.phase = PhaseKind::kSync;
         step.node = node.name;
-        step.kind = "sync-tree";
+        step.kind = StepKind::kSyncTree;
       }
     }
   }
   for (const Step& step : phase.steps) {
     // authorize-key needs the key that ensure-key prints.
-    (step.kind == "ensure-key" ? first : rest).push_back(&step);
+    (step.kind == StepKind::kEnsureKey ? first : rest).push_back(&step);
   }
   for (const Step& step : synthesized) rest.push_back(&step);
   RunSteps(first, options_.parallelism);
@@ -243,36 +230,43 @@ const absl::Notification* Executor::CancelFor(const std::string& node) const {
 
 Executor::Outcome Executor::Execute(const Step& step,
                                     const absl::Notification* serving_done) {
-  if (step.kind == "bazel-build") return Build(step);
+  if (step.kind == StepKind::kBazelBuild) return Build(step);
   if (FindNode(step.node) == nullptr) {
     return Outcome::Failed(absl::StrCat("phase ", PhaseName(step.phase),
                                         ": the plan names node '", step.node,
                                         "', which the spec does not list"));
   }
-  if (step.kind == "ensure-key") return EnsureKey(step);
-  if (step.kind == "authorize-key") return AuthorizeKey(step);
-  if (step.kind == "sync-tree") return SyncNode(step);
-  if (step.kind == "write-env") return WriteEnv(step);
-  if (step.kind == "check") {
-    return RunChecks(step, absl::StrCat(PhasePreamble(step.phase), step.command),
-                     serving_done);
-  }
-  if (step.kind == "launch-agent") {
-    // Starts the node's agent detached, and returns once its ranks run.
-    std::string output;
-    return RunCommand(step, step.command, &output, nullptr, {{"FLEETPLAN_RUN_ID", run_id_}});
+  switch (step.kind) {
+    case StepKind::kBazelBuild:
+      return Build(step);  // not reached: it runs on the controller, above
+    case StepKind::kEnsureKey:
+      return EnsureKey(step);
+    case StepKind::kAuthorizeKey:
+      return AuthorizeKey(step);
+    case StepKind::kSyncTree:
+      return SyncNode(step);
+    case StepKind::kWriteEnv:
+      return WriteEnv(step);
+    case StepKind::kCheck:
+      return RunChecks(step, absl::StrCat(PhasePreamble(step.phase), step.command),
+                       serving_done);
+    case StepKind::kLaunchAgent: {
+      // Starts the node's agent detached, and returns once its ranks run.
+      std::string output;
+      return RunCommand(step, step.command, &output, nullptr, {{"FLEETPLAN_RUN_ID", run_id_}});
+    }
   }
   return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                       PhaseName(step.phase), ": unknown step kind '",
-                                      step.kind, "'"));
+                                      StepKindName(step.kind), "'"));
 }
 
 // Skipped when the node recorded this hash after the last success.
 Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash) {
   Outcome outcome;
   if (options_.force || options_.check_only || hash.empty()) return outcome;
-  absl::StatusOr<std::string> recorded =
-      connections_.at(step.node)->ReadFile(StepRecordPath(*FindNode(step.node), step.phase));
+  absl::StatusOr<std::string> recorded = connections_.at(step.node)->ReadFile(
+      StepRecordPath(*FindNode(step.node), PhaseName(step.phase)));
   if (recorded.ok() && absl::StripAsciiWhitespace(*recorded) == hash) {
     outcome.status = StepStatus::kUnchanged;
   }
@@ -299,7 +293,8 @@ void Executor::ReportUnchanged(const Phase& phase) {
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
   return connections_.at(step.node)->WriteFile(
-      StepRecordPath(*FindNode(step.node), step.phase), absl::StrCat(hash, "\n"), 0644);
+      StepRecordPath(*FindNode(step.node), PhaseName(step.phase)), absl::StrCat(hash, "\n"),
+      0644);
 }
 
 ApplyResult Executor::RecordPhase(const Phase& phase) {
@@ -334,7 +329,7 @@ Executor::Outcome Executor::Build(const Step& step) {
   if (DigestHex(*content) == before) outcome.status = StepStatus::kUnchanged;
   outcome.detail = *path;
   absl::MutexLock lock(&mu_);
-  built_.push_back({*path, absl::StrCat(".fleetplan/bin/", LabelTargetName(label))});
+  built_.push_back({*path, BinRelativePath(LabelTargetName(label))});
   return outcome;
 }
 
@@ -467,7 +462,7 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   buffer.Flush();
   *output = buffer.all();
   std::string where = absl::StrCat("node '", step.node, "', phase ",
-                                   PhaseName(step.phase), ", step ", step.kind);
+                                   PhaseName(step.phase), ", step ", StepKindName(step.kind));
   // What went wrong, then the command and the last of its output.
   auto describe = [&](absl::string_view what) {
     std::string message = absl::StrCat(where, ": ", what, "\n  command:\n", Indent(command));
@@ -521,7 +516,7 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         if (const NodeSpec* node = FindNode(step.node); node != nullptr) {
           connections_.at(step.node)
               ->RemoveFiles(NodeStateDir(*node),
-                            {absl::StrCat("steps/", PhaseName(PhaseKind::kLaunch))})
+                            {StepRecordName(PhaseName(PhaseKind::kLaunch))})
               .IgnoreError();
         }
         Outcome outcome = Execute(step, nullptr);

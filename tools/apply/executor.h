@@ -78,13 +78,6 @@ struct ApplyResult {
   std::string note;
 };
 
-// `<workdir>/.fleetplan/nodes/<node>/steps/<phase>`: the hash of the
-// node's last successful step of that phase.
-std::string StepRecordPath(const NodeSpec& node, PhaseKind phase);
-
-// `<workdir>/.fleetplan/nodes/<node>/manifest`: what the last sync sent.
-std::string SyncManifestPath(const NodeSpec& node);
-
 class Executor {
  public:
   // `spec`, `plan`, `source` (the synced tree's manifest; empty without

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/apply/executor.h"
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 namespace fleetplan {
 

@@ -7,6 +7,7 @@
 #include "absl/strings/strip.h"
 #include "tools/apply/executor.h"
 #include "tools/apply/parallel_for.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -28,7 +29,8 @@ Manifest SourcesOf(Manifest manifest) {
 absl::Status ReadRecords(Connection& connection, const NodeSpec& node, const Plan& plan,
                          NodeState* state, Manifest* recorded) {
   for (const Phase& phase : plan.phases) {
-    absl::StatusOr<std::string> record = connection.ReadFile(StepRecordPath(node, phase.kind));
+    absl::StatusOr<std::string> record =
+        connection.ReadFile(StepRecordPath(node, PhaseName(phase.kind)));
     if (record.ok()) {
       state->records[phase.kind] = std::string(absl::StripAsciiWhitespace(*record));
     } else if (!absl::IsNotFound(record.status())) {

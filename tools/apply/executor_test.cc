@@ -258,7 +258,7 @@ ClusterSpec Spec(int nodes) {
   return spec;
 }
 
-Step MakeStep(PhaseKind phase, const std::string& node, const std::string& kind,
+Step MakeStep(PhaseKind phase, const std::string& node, StepKind kind,
               const std::string& command) {
   Step step;
   step.phase = phase;
@@ -280,9 +280,9 @@ Plan CheckAndLaunchPlan(const ClusterSpec& spec) {
   launch.kind = PhaseKind::kLaunch;
   for (const NodeSpec& node : spec.nodes) {
     check.steps.push_back(
-        MakeStep(PhaseKind::kPreflight, node.name, "check", "check " + node.name));
+        MakeStep(PhaseKind::kPreflight, node.name, StepKind::kCheck, "check " + node.name));
     launch.steps.push_back(
-        MakeStep(PhaseKind::kLaunch, node.name, "launch-agent", "launch " + node.name));
+        MakeStep(PhaseKind::kLaunch, node.name, StepKind::kLaunchAgent, "launch " + node.name));
   }
   return plan;
 }
@@ -680,9 +680,9 @@ TEST_F(ExecutorTest, ChiefKeyIsAuthorizedOnTheOthers) {
   Plan plan;
   Phase& keys = plan.phases.emplace_back();
   keys.kind = PhaseKind::kKeys;
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", "authorize-key", ""));
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", "ensure-key", "ensure"));
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", "authorize-key", ""));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", StepKind::kAuthorizeKey, ""));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", StepKind::kEnsureKey, "ensure"));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", StepKind::kAuthorizeKey, ""));
   world_.reply = [](const std::string&, const std::string& command) {
     Reply reply;
     if (command == "ensure") reply.output = "Generating...\nssh-ed25519 AAAAC3Nza chief@a\n";

@@ -19,7 +19,7 @@ constexpr absl::Duration kStopTimeout = absl::Seconds(30);
 
 absl::StatusOr<std::optional<NodeJobState>> JobControl::ReadState(const NodeSpec& node) const {
   absl::StatusOr<std::string> text =
-      connections_.at(node.name)->ReadFile(JobStatePath(NodeStatePath(node, "logs")));
+      connections_.at(node.name)->ReadFile(JobStatePath(NodeLogDir(node)));
   if (absl::IsNotFound(text.status())) return std::nullopt;
   if (!text.ok()) return text.status();
   absl::StatusOr<NodeJobState> state = JobStateFromJson(*text);

@@ -1,7 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_APPLY_PREFLIGHT_REPORT_H_
 #define FLEETPLAN_TOOLS_APPLY_PREFLIGHT_REPORT_H_
 
-// What the preflight checks found on every node (tools/plan/check_line.h),
+// What the preflight checks found on every node (tools/protocol/check_line.h),
 // the conclusions only the whole cluster allows (the same LibTorch on
 // every node; connect checks count only where the chief listened), and the
 // summary table apply and `plan --check` print.
@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 namespace fleetplan {
 

@@ -5,7 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 namespace fleetplan {
 namespace {

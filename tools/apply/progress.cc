@@ -90,13 +90,14 @@ class JsonReporter : public ProgressReporter {
 
   void StepStarted(const Step& step) override {
     Emit({{"event", "step"}, {"node", step.node}, {"phase", std::string(PhaseName(step.phase))},
-          {"kind", step.kind}, {"status", "running"}});
+          {"kind", std::string(StepKindName(step.kind))}, {"status", "running"}});
   }
 
   void StepFinished(const Step& step, StepStatus status, absl::Duration elapsed,
                     absl::string_view detail) override {
     Emit({{"event", "step"}, {"node", step.node}, {"phase", std::string(PhaseName(step.phase))},
-          {"kind", step.kind}, {"status", std::string(StepStatusName(status))},
+          {"kind", std::string(StepKindName(step.kind))},
+          {"status", std::string(StepStatusName(status))},
           {"seconds", absl::ToDoubleSeconds(elapsed)}, {"detail", std::string(detail)}});
   }
 

@@ -6,7 +6,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 namespace fleetplan {
 namespace {
@@ -22,7 +22,7 @@ std::string Capture(ReportStyle style, bool color) {
     Step step;
     step.phase = PhaseKind::kSync;
     step.node = "a";
-    step.kind = "sync-tree";
+    step.kind = StepKind::kSyncTree;
     reporter->StepStarted(step);
     reporter->StepFinished(step, StepStatus::kChanged, absl::Milliseconds(1200), "");
     reporter->OutputLine("a", "[a/0] hello");

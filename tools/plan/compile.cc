@@ -11,6 +11,7 @@
 #include "tools/plan/preflight_script.h"
 #include "tools/plan/rank_env.h"
 #include "tools/plan/spec_digest.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/digest.h"
 #include "tools/util/status_macros.h"
 
@@ -67,7 +68,7 @@ absl::Status CheckSpec(const ClusterSpec& spec) {
 std::string StepHash(const Step& step, const std::string& preamble) {
   Digester digester;
   if (!preamble.empty()) digester.Add(preamble);
-  digester.Add(PhaseName(step.phase)).Add(step.node).Add(step.kind);
+  digester.Add(PhaseName(step.phase)).Add(step.node).Add(StepKindName(step.kind));
   digester.Add(absl::StrCat(step.inputs.size()));
   for (const auto& [key, value] : step.inputs) digester.Add(key).Add(value);
   digester.Add(step.command).Add(step.path).Add(step.content);
@@ -84,12 +85,12 @@ class PhaseBuilder {
     phase_.steps.reserve(expected_steps);
   }
 
-  Step& Add(absl::string_view node, absl::string_view kind) {
+  Step& Add(absl::string_view node, StepKind kind) {
     Finish();
     Step& step = phase_.steps.emplace_back();
     step.phase = phase_.kind;
     step.node = std::string(node);
-    step.kind = std::string(kind);
+    step.kind = kind;
     return step;
   }
 
@@ -111,7 +112,7 @@ class PhaseBuilder {
 Phase BuildPhase(const ClusterSpec& spec) {
   PhaseBuilder phase(PhaseKind::kBuild, 1);
   if (spec.job.program_is_label()) {
-    Step& step = phase.Add(kControllerNode, "bazel-build");
+    Step& step = phase.Add(kControllerNode, StepKind::kBazelBuild);
     step.inputs = {{"targets", spec.job.program}};
     step.command = BazelBuildCommand(spec.job.program);
   }
@@ -124,10 +125,10 @@ Phase KeysPhase(const ClusterSpec& spec) {
   const NodeSpec& chief = spec.chief();
   for (const NodeSpec& node : spec.nodes) {
     if (&node == &chief) {
-      phase.Add(node.name, "ensure-key").command = EnsureKeyCommand();
+      phase.Add(node.name, StepKind::kEnsureKey).command = EnsureKeyCommand();
     } else {
       // The executor fills in the chief's public key at run time.
-      phase.Add(node.name, "authorize-key").inputs = {{"from", chief.name}};
+      phase.Add(node.name, StepKind::kAuthorizeKey).inputs = {{"from", chief.name}};
     }
   }
   return std::move(phase).Build();
@@ -138,7 +139,7 @@ Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
   if (!spec.sync.enabled) return std::move(phase).Build();
   std::string exclude = absl::StrJoin(spec.sync.exclude, ",");
   for (const NodeSpec& node : spec.nodes) {
-    phase.Add(node.name, "sync-tree").inputs = {
+    phase.Add(node.name, StepKind::kSyncTree).inputs = {
         {"source", spec.sync.source},
         {"destination", node.workdir},
         {"exclude", exclude},
@@ -156,7 +157,7 @@ Phase EnvironmentPhase(const ClusterSpec& spec,
   PhaseBuilder phase(PhaseKind::kEnvironment, spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
-    Step& step = phase.Add(node.name, "write-env");
+    Step& step = phase.Add(node.name, StepKind::kWriteEnv);
     step.path = EnvScriptPath(node);
     step.content = EnvScript(node, node_envs[i], NcclAuto(spec));
   }
@@ -194,7 +195,7 @@ Phase PreflightPhase(const ClusterSpec& spec,
       absl::StrCat(ReachAddress(*inputs.chief), ":", spec.network.master_port);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
-    Step& step = phase.Add(node.name, "check");
+    Step& step = phase.Add(node.name, StepKind::kCheck);
     step.inputs.emplace_back("workdir", node.workdir);
     if (&node == inputs.chief) {
       step.inputs.emplace_back("master_port", absl::StrCat(spec.network.master_port));
@@ -233,7 +234,7 @@ Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) 
   worker.heartbeat_timeout = spec.job.heartbeat_timeout;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
-    phase.Add(node.name, "launch-agent").command =
+    phase.Add(node.name, StepKind::kLaunchAgent).command =
         LaunchCommand(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
   }
   return std::move(phase).Build();

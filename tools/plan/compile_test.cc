@@ -179,7 +179,7 @@ TEST(CompilePlanTest, BuildStepForALabel) {
   ASSERT_EQ(build.steps.size(), 1u);
   const Step& step = build.steps[0];
   EXPECT_EQ(step.node, kControllerNode);
-  EXPECT_EQ(step.kind, "bazel-build");
+  EXPECT_EQ(step.kind, StepKind::kBazelBuild);
   EXPECT_EQ(step.command, "bazel build //trainer:train");
   EXPECT_THAT(step.inputs, ElementsAre(Pair("targets", "//trainer:train")));
 }
@@ -189,10 +189,10 @@ TEST(CompilePlanTest, KeysFromTheChief) {
   const Phase& keys = PhaseOf(plan, PhaseKind::kKeys);
   ASSERT_EQ(keys.steps.size(), 2u);
   EXPECT_EQ(keys.steps[0].node, "worker");
-  EXPECT_EQ(keys.steps[0].kind, "authorize-key");
+  EXPECT_EQ(keys.steps[0].kind, StepKind::kAuthorizeKey);
   EXPECT_THAT(keys.steps[0].inputs, ElementsAre(Pair("from", "head")));
   EXPECT_EQ(keys.steps[1].node, "head");
-  EXPECT_EQ(keys.steps[1].kind, "ensure-key");
+  EXPECT_EQ(keys.steps[1].kind, StepKind::kEnsureKey);
   EXPECT_THAT(keys.steps[1].command, HasSubstr("ssh-keygen"));
   EXPECT_THAT(keys.steps[1].command, HasSubstr("-N ''"));
 }
@@ -201,7 +201,7 @@ TEST(CompilePlanTest, SyncStepsCarryTheSourceHash) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {"abc123"}));
   const Phase& sync = PhaseOf(plan, PhaseKind::kSync);
   ASSERT_EQ(sync.steps.size(), 2u);
-  EXPECT_EQ(sync.steps[1].kind, "sync-tree");
+  EXPECT_EQ(sync.steps[1].kind, StepKind::kSyncTree);
   EXPECT_THAT(sync.steps[1].inputs,
               ElementsAre(Pair("source", "/home/me/fleetplan"),
                           Pair("destination", "/home/ubuntu/project"),
@@ -213,7 +213,7 @@ TEST(CompilePlanTest, SyncStepsCarryTheSourceHash) {
 TEST(CompilePlanTest, EnvironmentWritesEnvShUnderTheWorkdir) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
   const Step& step = PhaseOf(plan, PhaseKind::kEnvironment).steps[1];
-  EXPECT_EQ(step.kind, "write-env");
+  EXPECT_EQ(step.kind, StepKind::kWriteEnv);
   EXPECT_EQ(step.path, "/home/ubuntu/project/.fleetplan/nodes/head/env.sh");
   EXPECT_THAT(step.content, HasSubstr(". /home/ubuntu/venvs/train/bin/activate\n"));
   EXPECT_THAT(step.content, HasSubstr("export MASTER_ADDR=10.0.0.5\n"));
@@ -229,7 +229,7 @@ TEST(CompilePlanTest, PreflightListsItsChecks) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
   const Phase& preflight = PhaseOf(plan, PhaseKind::kPreflight);
   ASSERT_EQ(preflight.steps.size(), 2u);
-  EXPECT_EQ(preflight.steps[0].kind, "check");
+  EXPECT_EQ(preflight.steps[0].kind, StepKind::kCheck);
   EXPECT_THAT(preflight.steps[0].inputs,
               ElementsAre(Pair("workdir", "/home/ubuntu/project"),
                           Pair("connect", "10.0.0.5:29500"),
@@ -252,7 +252,7 @@ TEST(CompilePlanTest, PreflightListsItsChecks) {
 TEST(CompilePlanTest, LaunchCommand) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
   const Step& step = PhaseOf(plan, PhaseKind::kLaunch).steps[1];
-  EXPECT_EQ(step.kind, "launch-agent");
+  EXPECT_EQ(step.kind, StepKind::kLaunchAgent);
   EXPECT_EQ(step.command,
             "cd /home/ubuntu/project && "
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "

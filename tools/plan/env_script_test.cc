@@ -14,8 +14,9 @@
 #include "gtest/gtest.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/node_scripts.h"
-#include "tools/plan/sh_test_util.h"
 #include "tools/plan/test_specs.h"
+#include "tools/protocol/node_layout.h"
+#include "tools/util/sh_test_util.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {

@@ -90,14 +90,14 @@ std::vector<StepForecast> ForecastPlan(const Plan& plan,
     for (const Step& step : phase.steps) {
       const NodeState& state = StateOf(nodes, step.node);
       StepForecast forecast;
-      if (step.kind == "bazel-build") {
+      if (step.kind == StepKind::kBazelBuild) {
         // Whether the program changes is known once bazel has run; the
         // forecast takes it as unchanged.
         forecast.change = Change::kUnknown;
         forecast.note = "runs; changes only if the program does";
-      } else if (step.kind == "sync-tree") {
+      } else if (step.kind == StepKind::kSyncTree) {
         forecast = SyncForecast(state);
-      } else if (step.kind == "authorize-key" && ByRecord(step, state) != Change::kAdd) {
+      } else if (step.kind == StepKind::kAuthorizeKey && ByRecord(step, state) != Change::kAdd) {
         // Its record covers the chief's key, which apply reads first.
         forecast.change = Change::kUnknown;
         forecast.note = "unchanged if the chief's key is";

@@ -10,7 +10,7 @@ namespace {
 
 using ::testing::ElementsAre;
 
-Step MakeStep(PhaseKind phase, const std::string& node, const std::string& kind) {
+Step MakeStep(PhaseKind phase, const std::string& node, StepKind kind) {
   Step step;
   step.phase = phase;
   step.node = node;
@@ -27,10 +27,10 @@ Plan TwoNodePlan() {
                          PhaseKind::kLaunch}) {
     Phase& phase = plan.phases.emplace_back();
     phase.kind = kind;
-    std::string step_kind = kind == PhaseKind::kSync          ? "sync-tree"
-                            : kind == PhaseKind::kEnvironment ? "write-env"
-                            : kind == PhaseKind::kPreflight   ? "check"
-                                                              : "launch-agent";
+    StepKind step_kind = kind == PhaseKind::kSync          ? StepKind::kSyncTree
+                         : kind == PhaseKind::kEnvironment ? StepKind::kWriteEnv
+                         : kind == PhaseKind::kPreflight   ? StepKind::kCheck
+                                                           : StepKind::kLaunchAgent;
     for (const char* node : {"a", "b"}) phase.steps.push_back(MakeStep(kind, node, step_kind));
   }
   return plan;
@@ -104,12 +104,12 @@ TEST(ForecastTest, BuildAndARecordedKeyAreDecidedDuringApply) {
   Plan plan;
   Phase& build = plan.phases.emplace_back();
   build.kind = PhaseKind::kBuild;
-  build.steps.push_back(MakeStep(PhaseKind::kBuild, std::string(kControllerNode), "bazel-build"));
+  build.steps.push_back(MakeStep(PhaseKind::kBuild, std::string(kControllerNode), StepKind::kBazelBuild));
   Phase& keys = plan.phases.emplace_back();
   keys.kind = PhaseKind::kKeys;
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", "ensure-key"));
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", "authorize-key"));
-  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", "authorize-key"));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", StepKind::kEnsureKey));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", StepKind::kAuthorizeKey));
+  keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", StepKind::kAuthorizeKey));
   std::map<std::string, NodeState> nodes;
   nodes["a"].records[PhaseKind::kKeys] = keys.steps[0].hash;
   nodes["b"].records[PhaseKind::kKeys] = "hash of step and key";

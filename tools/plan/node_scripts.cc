@@ -3,7 +3,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 
@@ -16,38 +16,9 @@ std::string LabelTargetName(absl::string_view label) {
   return std::string(absl::StripPrefix(label, "@"));
 }
 
-std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative) {
-  absl::string_view workdir = node.workdir;
-  while (workdir.size() > 1 && absl::EndsWith(workdir, "/")) {
-    workdir.remove_suffix(1);
-  }
-  relative = absl::StripPrefix(relative, "./");
-  if (workdir == "/") return absl::StrCat("/", relative);
-  return absl::StrCat(workdir, "/", relative);
-}
-
-std::string NodeStateDir(const NodeSpec& node) {
-  return UnderWorkdir(node, absl::StrCat(".fleetplan/nodes/", node.name));
-}
-
-std::string NodeStatePath(const NodeSpec& node, absl::string_view file) {
-  return absl::StrCat(NodeStateDir(node), "/", file);
-}
-
-std::string EnvScriptPath(const NodeSpec& node) { return NodeStatePath(node, "env.sh"); }
-
-std::string PreflightEnvPath(const NodeSpec& node) {
-  return NodeStatePath(node, "preflight.env");
-}
-
-std::string AgentPath(const NodeSpec& node) {
-  return UnderWorkdir(node, ".fleetplan/bin/fleetplan-agent");
-}
-
 std::string ProgramPath(const JobSpec& job, const NodeSpec& node) {
   if (job.program_is_label()) {
-    return UnderWorkdir(node,
-                        absl::StrCat(".fleetplan/bin/", LabelTargetName(job.program)));
+    return BinPath(node, LabelTargetName(job.program));
   }
   if (absl::StartsWith(job.program, "/")) return job.program;
   return UnderWorkdir(node, job.program);
@@ -100,7 +71,7 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,
       " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))), " --detach");
+      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " --detach");
   if (!supervision.nodes.empty()) {
     absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--nodes=", supervision.nodes)),
                     " --supervisor-port=", supervision.supervisor_port);
@@ -120,7 +91,7 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
 std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
   std::string command =
       absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --logs ",
-                   ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))), " ",
+                   ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
                    ShellQuote(absl::StrCat("--node=", node.name)));
   if (!request.run_id.empty()) {
     absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--run=", request.run_id)));
@@ -133,7 +104,7 @@ std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
 
 std::string StopCommand(const NodeSpec& node) {
   return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stop ",
-                      ShellQuote(absl::StrCat("--log-dir=", NodeStatePath(node, "logs"))));
+                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))));
 }
 
 std::string EnsureKeyCommand() {

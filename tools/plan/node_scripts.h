@@ -1,9 +1,10 @@
 #ifndef FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
 #define FLEETPLAN_TOOLS_PLAN_NODE_SCRIPTS_H_
 
-// The shell text a plan runs or writes on a node: paths under the workdir,
-// the env.sh file, the agent's launch command. Every value from the spec is
-// quoted with shell_quote.h. The preflight checks are in preflight_script.h.
+// The shell text a plan runs or writes on a node: the env.sh file, the
+// agent's launch command. Every value from the spec is quoted with
+// tools/util/shell_quote.h. The preflight checks are in preflight_script.h;
+// the paths on the node are tools/protocol/node_layout.h's.
 
 #include <string>
 #include <vector>
@@ -11,31 +12,13 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tools/plan/rank_env.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
 
 // The target name of a label: `//trainer:train` → "train", `//pkg/sub` → "sub".
 std::string LabelTargetName(absl::string_view label);
-
-// `relative` under the node's workdir.
-std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative);
-
-// <workdir>/.fleetplan/nodes/<name>: what apply keeps on the node about it.
-std::string NodeStateDir(const NodeSpec& node);
-
-// <workdir>/.fleetplan/nodes/<name>/<file>
-std::string NodeStatePath(const NodeSpec& node, absl::string_view file);
-
-// <workdir>/.fleetplan/nodes/<name>/env.sh
-std::string EnvScriptPath(const NodeSpec& node);
-
-// <workdir>/.fleetplan/nodes/<name>/preflight.env: what preflight found out
-// on the node for its ranks (NCCL_SOCKET_IFNAME = "auto"), sourced by env.sh.
-std::string PreflightEnvPath(const NodeSpec& node);
-
-// <workdir>/.fleetplan/bin/fleetplan-agent: the launch agent, synced there.
-std::string AgentPath(const NodeSpec& node);
 
 // The program the agent starts on `node`: <workdir>/.fleetplan/bin/<target>
 // for a label, the path itself when absolute, else <workdir>/<path>.

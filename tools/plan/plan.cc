@@ -20,6 +20,26 @@ absl::string_view PhaseName(PhaseKind phase) {
   return "unknown";
 }
 
+absl::string_view StepKindName(StepKind kind) {
+  switch (kind) {
+    case StepKind::kBazelBuild:
+      return "bazel-build";
+    case StepKind::kEnsureKey:
+      return "ensure-key";
+    case StepKind::kAuthorizeKey:
+      return "authorize-key";
+    case StepKind::kSyncTree:
+      return "sync-tree";
+    case StepKind::kWriteEnv:
+      return "write-env";
+    case StepKind::kCheck:
+      return "check";
+    case StepKind::kLaunchAgent:
+      return "launch-agent";
+  }
+  return "unknown";
+}
+
 const Phase* FindPhase(const Plan& plan, PhaseKind kind) {
   for (const Phase& phase : plan.phases) {
     if (phase.kind == kind) return &phase;

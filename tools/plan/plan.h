@@ -20,6 +20,22 @@ enum class PhaseKind { kBuild, kKeys, kSync, kEnvironment, kPreflight, kLaunch }
 // "build", "keys", "sync", "environment", "preflight", "launch".
 absl::string_view PhaseName(PhaseKind phase);
 
+// What a step does, as the executor runs it.
+enum class StepKind {
+  kBazelBuild,
+  kEnsureKey,
+  kAuthorizeKey,
+  kSyncTree,
+  kWriteEnv,
+  kCheck,
+  kLaunchAgent,
+};
+
+// "bazel-build", "ensure-key", "authorize-key", "sync-tree", "write-env",
+// "check", "launch-agent": the name plans show, plan JSON holds and step
+// hashes digest.
+absl::string_view StepKindName(StepKind kind);
+
 // The node name of steps that run on the machine that runs apply.
 inline constexpr absl::string_view kControllerNode = "(controller)";
 
@@ -27,9 +43,7 @@ inline constexpr absl::string_view kControllerNode = "(controller)";
 struct Step {
   PhaseKind phase = PhaseKind::kBuild;
   std::string node;  // a NodeSpec::name, or kControllerNode
-  // What the executor does, e.g. "bazel-build", "ensure-key",
-  // "authorize-key", "sync-tree", "write-env", "check", "launch-agent".
-  std::string kind;
+  StepKind kind = StepKind::kBazelBuild;
   // Everything the step depends on, as shown in the plan and hashed.
   std::vector<std::pair<std::string, std::string>> inputs;
   // The shell command run on the node (/bin/sh -c), after its phase's

@@ -17,7 +17,7 @@ using Json = nlohmann::json;
 Json StepToJson(const Step& step) {
   Json inputs = Json::object();
   for (const auto& [key, value] : step.inputs) inputs[key] = value;
-  Json json{{"node", step.node},       {"kind", step.kind},
+  Json json{{"node", step.node},       {"kind", StepKindName(step.kind)},
             {"inputs", std::move(inputs)}, {"command", step.command},
             {"path", step.path},       {"content", step.content},
             {"hash", step.hash}};
@@ -106,7 +106,7 @@ void WriteStep(const Step& step, JsonWriter& w) {
   w.Member("hash", step.hash);
   w.Key("inputs");
   WriteObject(step.inputs, w);
-  w.Member("kind", step.kind);
+  w.Member("kind", StepKindName(step.kind));
   w.Member("node", step.node);
   w.Member("path", step.path);
   if (step.serves_phase) {
@@ -144,7 +144,7 @@ size_t EstimatedJsonSize(const Plan& plan) {
     size += phase.preamble.size();
     for (const Step& step : phase.steps) {
       size += step.command.size() + step.content.size() + step.path.size() +
-              step.node.size() + step.kind.size() + step.hash.size() +
+              step.node.size() + StepKindName(step.kind).size() + step.hash.size() +
               pairs_size(step.inputs) + 12 * kPerMember;
     }
   }

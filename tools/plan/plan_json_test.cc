@@ -84,7 +84,7 @@ TEST(PlanJsonTest, RenderMatchesForHandMadePlans) {
   plan.phases.push_back(Phase{PhaseKind::kSync, {}});
   Step step;
   step.node = "n";
-  step.kind = "k";
+  step.kind = StepKind::kLaunchAgent;
   step.inputs = {{"b", "1"}, {"a", "2"}, {"b", "3"}};  // unsorted, repeated
   plan.phases.push_back(Phase{PhaseKind::kLaunch, {step, step}});
   step.serves_phase = true;

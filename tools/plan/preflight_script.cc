@@ -3,7 +3,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "tools/plan/node_scripts.h"
-#include "tools/plan/shell_quote.h"
+#include "tools/protocol/node_layout.h"
+#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 namespace {
@@ -264,7 +265,7 @@ absl::string_view ModeName(PreflightMode mode) {
 std::string WorkdirCall(const NodeSpec& node, uint64_t bytes, bool count_held) {
   return absl::StrCat("fp_workdir ", ShellQuote(node.workdir), " ",
                       ShellQuote(NodeStateDir(node)), " ", bytes, " ",
-                      count_held ? ShellQuote(NodeStatePath(node, "manifest")) : "''",
+                      count_held ? ShellQuote(SyncManifestPath(node)) : "''",
                       "\n");
 }
 

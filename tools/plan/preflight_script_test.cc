@@ -15,12 +15,13 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/plan/check_line.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/node_scripts.h"
-#include "tools/plan/sh_test_util.h"
-#include "tools/plan/shell_quote.h"
 #include "tools/plan/test_specs.h"
+#include "tools/protocol/check_line.h"
+#include "tools/protocol/node_layout.h"
+#include "tools/util/sh_test_util.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {

@@ -65,28 +65,30 @@ std::string Input(const Step& step, absl::string_view key) {
 
 // One line saying what `step` will do; `ranks` finds a node's rank range.
 std::string Describe(const Step& step, const RanksIndex& ranks) {
-  if (step.kind == "bazel-build") return "bazel build " + Input(step, "targets");
-  if (step.kind == "ensure-key") {
-    return "create ~/.ssh/id_ed25519 if missing, read its public key";
-  }
-  if (step.kind == "authorize-key") {
-    return absl::StrCat("accept the key of '", Input(step, "from"), "'");
-  }
-  if (step.kind == "sync-tree") {
-    std::string line = absl::StrCat("sync ", Input(step, "source"), " -> ",
-                                     Input(step, "destination"));
-    std::string exclude = Input(step, "exclude");
-    if (!exclude.empty()) absl::StrAppend(&line, " (exclude ", exclude, ")");
-    return line;
-  }
-  if (step.kind == "write-env") return "write " + step.path;
-  if (step.kind == "check") {
-    return "check " + absl::StrJoin(step.inputs, ", ", absl::PairFormatter("="));
-  }
-  if (step.kind == "launch-agent") {
-    auto it = ranks.find(step.node);
-    if (it != ranks.end()) {
-      return absl::StrCat("start ", RankRange(it->second->first, it->second->last));
+  switch (step.kind) {
+    case StepKind::kBazelBuild:
+      return "bazel build " + Input(step, "targets");
+    case StepKind::kEnsureKey:
+      return "create ~/.ssh/id_ed25519 if missing, read its public key";
+    case StepKind::kAuthorizeKey:
+      return absl::StrCat("accept the key of '", Input(step, "from"), "'");
+    case StepKind::kSyncTree: {
+      std::string line = absl::StrCat("sync ", Input(step, "source"), " -> ",
+                                       Input(step, "destination"));
+      std::string exclude = Input(step, "exclude");
+      if (!exclude.empty()) absl::StrAppend(&line, " (exclude ", exclude, ")");
+      return line;
+    }
+    case StepKind::kWriteEnv:
+      return "write " + step.path;
+    case StepKind::kCheck:
+      return "check " + absl::StrJoin(step.inputs, ", ", absl::PairFormatter("="));
+    case StepKind::kLaunchAgent: {
+      auto it = ranks.find(step.node);
+      if (it != ranks.end()) {
+        return absl::StrCat("start ", RankRange(it->second->first, it->second->last));
+      }
+      break;
     }
   }
   if (!step.command.empty()) return step.command;
@@ -118,7 +120,7 @@ void RenderPhase(const Phase& phase, const StepForecast* forecast, const RanksIn
     const Step& step = phase.steps[i];
     std::string node = step.node;
     node.resize(std::max(node.size(), node_width), ' ');
-    std::string kind = step.kind;
+    std::string kind(StepKindName(step.kind));
     kind.resize(std::max<size_t>(kind.size(), 13), ' ');
     Change change = forecast != nullptr ? forecast[i].change : Change::kAdd;
     absl::StrAppend(out, "  ", PaintedMarker(change, paint), " ", node, "  ", kind, "  ",
@@ -197,7 +199,7 @@ std::string RenderForecastJson(const Plan& plan, const std::vector<StepForecast>
       const StepForecast& one = forecast.at(i++);
       steps.push_back({{"phase", PhaseName(phase.kind)},
                        {"node", step.node},
-                       {"kind", step.kind},
+                       {"kind", StepKindName(step.kind)},
                        {"change", kNames[static_cast<int>(one.change)]},
                        {"note", one.note}});
     }

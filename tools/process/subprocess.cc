@@ -11,10 +11,10 @@
 
 #include <cstring>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/strings/str_split.h"
+#include "tools/process/exec_args.h"
 
 extern char** environ;
 
@@ -30,26 +30,21 @@ void CloseFd(int& fd) {
   fd = -1;
 }
 
-// The child's environment: ours, with `overrides` replacing or adding keys.
-std::vector<std::string> BuildEnv(
-    const std::vector<std::pair<std::string, std::string>>& overrides) {
+// This process's environment, as "NAME=value" entries.
+std::vector<std::string> Environ() {
   std::vector<std::string> env;
-  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
-    absl::string_view entry(*e);
-    absl::string_view key = entry.substr(0, entry.find('='));
-    bool replaced = false;
-    for (const auto& kv : overrides) replaced |= kv.first == key;
-    if (!replaced) env.emplace_back(entry);
-  }
-  // A key given twice: the last one wins, as in a shell.
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    bool later = false;
-    for (size_t j = i + 1; j < overrides.size(); ++j) {
-      later |= overrides[j].first == overrides[i].first;
-    }
-    if (!later) env.push_back(overrides[i].first + "=" + overrides[i].second);
-  }
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) env.emplace_back(*e);
   return env;
+}
+
+// InvalidArgument unless `cwd` is empty (this process's) or a directory.
+absl::Status CheckWorkingDirectory(const std::string& cwd) {
+  struct stat st;
+  if (cwd.empty() || (stat(cwd.c_str(), &st) == 0 && S_ISDIR(st.st_mode))) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("working directory \"", cwd, "\" does not exist"));
 }
 
 // Resolves argv[0] against PATH in `env` before fork, since the child may
@@ -66,10 +61,7 @@ absl::StatusOr<std::string> ResolveProgram(const std::string& name,
     return absl::NotFoundError(
         absl::StrCat("program \"", name, "\" does not exist or is not executable"));
   }
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  for (const std::string& entry : env) {
-    if (absl::StartsWith(entry, "PATH=")) path = entry.substr(5);
-  }
+  std::string path = SearchPath(env);
   for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
     std::string candidate = absl::StrCat(dir, "/", name);
     if (executable(candidate)) return candidate;
@@ -124,6 +116,61 @@ void MoveFdInChild(int fd, int target) {
   _exit(127);
 }
 
+// The child's ends and ours of its stdin, its output and the pipe through
+// which it reports a failed exec. Close-on-exec everywhere, so children
+// started by other threads at the same time do not inherit (and hold open)
+// these pipes.
+struct ChildPipes {
+  int in[2] = {-1, -1};
+  int out[2] = {-1, -1};
+  int exec_error[2] = {-1, -1};
+
+  // stdin is a pipe with `stdin_pipe`, else /dev/null. On error, nothing
+  // is left open.
+  absl::Status Open(bool stdin_pipe) {
+    if (stdin_pipe) {
+      if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
+    } else {
+      in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+      if (in[0] < 0) return ErrnoError("open /dev/null", errno);
+    }
+    if (pipe2(out, O_CLOEXEC) != 0 || pipe2(exec_error, O_CLOEXEC) != 0) {
+      int e = errno;
+      CloseAll();
+      return ErrnoError("pipe", e);
+    }
+    return absl::OkStatus();
+  }
+
+  void CloseChildEnds() {
+    CloseFd(in[0]);
+    CloseFd(out[1]);
+    CloseFd(exec_error[1]);
+  }
+
+  void CloseAll() {
+    for (int* fd : {&in[0], &in[1], &out[0], &out[1], &exec_error[0], &exec_error[1]}) {
+      CloseFd(*fd);
+    }
+  }
+};
+
+// Waits until the child has exec'd (its end of the pipe closes) or says
+// why it could not; closes `fd`. Internal naming `program` on failure.
+absl::Status AwaitExec(int& fd, const std::string& program) {
+  int child_errno = 0;
+  ssize_t n;
+  do {
+    n = read(fd, &child_errno, sizeof(child_errno));
+  } while (n < 0 && errno == EINTR);
+  CloseFd(fd);
+  if (n > 0) {
+    return absl::InternalError(
+        absl::StrCat("cannot start \"", program, "\": ", std::strerror(child_errno)));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 int ExitStatusFromWait(int wait_status) {
@@ -135,79 +182,44 @@ int ExitStatusFromWait(int wait_status) {
 absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
     const SubprocessOptions& options) {
   if (options.argv.empty()) return absl::InvalidArgumentError("empty argv");
-  if (!options.cwd.empty()) {
-    struct stat st;
-    if (stat(options.cwd.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("working directory \"", options.cwd, "\" does not exist"));
-    }
-  }
-  std::vector<std::string> env = BuildEnv(options.env);
+  absl::Status cwd = CheckWorkingDirectory(options.cwd);
+  if (!cwd.ok()) return cwd;
+  std::vector<std::string> env = MergeEnv(Environ(), options.env);
   auto program = ResolveProgram(options.argv[0], env);
   if (!program.ok()) return program.status();
 
   // Everything the child needs is built before fork.
-  std::vector<char*> argv;
-  for (const std::string& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
-  argv.push_back(nullptr);
-  std::vector<char*> envp;
-  for (const std::string& entry : env) envp.push_back(const_cast<char*>(entry.c_str()));
-  envp.push_back(nullptr);
-
-  // Close-on-exec everywhere, so children started by other threads at the
-  // same time do not inherit (and hold open) these pipes.
-  int in[2] = {-1, -1}, out[2] = {-1, -1}, err_pipe[2] = {-1, -1};
-  auto close_all = [&] {
-    for (int* fd : {&in[0], &in[1], &out[0], &out[1], &err_pipe[0], &err_pipe[1]}) CloseFd(*fd);
-  };
-  if (options.stdin_pipe) {
-    if (pipe2(in, O_CLOEXEC) != 0) return ErrnoError("pipe", errno);
-  } else {
-    in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (in[0] < 0) return ErrnoError("open /dev/null", errno);
-  }
-  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0) {
-    int e = errno;
-    close_all();
-    return ErrnoError("pipe", e);
-  }
+  std::vector<char*> argv = NullTerminated(options.argv);
+  std::vector<char*> envp = NullTerminated(env);
+  ChildPipes pipes;
+  absl::Status opened = pipes.Open(options.stdin_pipe);
+  if (!opened.ok()) return opened;
 
   pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
-    close_all();
+    pipes.CloseAll();
     return ErrnoError("fork", e);
   }
   if (pid == 0) {
     ExecChild(parent, program->c_str(), argv.data(), envp.data(),
-              options.cwd.empty() ? nullptr : options.cwd.c_str(), in[0], out[1],
-              err_pipe[1]);
+              options.cwd.empty() ? nullptr : options.cwd.c_str(), pipes.in[0], pipes.out[1],
+              pipes.exec_error[1]);
   }
   // Also from the parent: a signal sent before the child ran setpgid must
   // still find the group.
   setpgid(pid, pid);
-  CloseFd(in[0]);
-  CloseFd(out[1]);
-  CloseFd(err_pipe[1]);
+  pipes.CloseChildEnds();
 
   auto process = std::unique_ptr<Subprocess>(new Subprocess);
   process->pid_ = pid;
-  process->output_fd_ = out[0];
-  process->stdin_fd_ = in[1];
+  process->output_fd_ = pipes.out[0];
+  process->stdin_fd_ = pipes.in[1];
   fcntl(process->output_fd_, F_SETFL, O_NONBLOCK);
-
-  int child_errno = 0;
-  ssize_t n;
-  do {
-    n = read(err_pipe[0], &child_errno, sizeof(child_errno));
-  } while (n < 0 && errno == EINTR);
-  CloseFd(err_pipe[0]);
-  if (n > 0) {
-    // The destructor reaps the failed child.
-    return absl::InternalError(absl::StrCat("cannot start \"", options.argv[0],
-                                            "\": ", std::strerror(child_errno)));
-  }
+  // On failure, the destructor reaps the failed child.
+  absl::Status exec = AwaitExec(pipes.exec_error[0], options.argv[0]);
+  if (!exec.ok()) return exec;
   return process;
 }
 

@@ -18,14 +18,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/digest.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
-
-// The node-side state folder; never part of what is synced.
-constexpr absl::string_view kStateDir = ".fleetplan";
 
 absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   std::string message = absl::StrCat(what, " ", path, ": ", std::strerror(errno));
@@ -82,7 +80,8 @@ absl::Status Walk(const std::string& root, const std::string& relative,
   while (dirent* entry = readdir(handle)) {
     absl::string_view name = entry->d_name;
     if (name == "." || name == "..") continue;
-    if (relative.empty() && name == kStateDir) continue;
+    // The node-side state folder is never part of what is synced.
+    if (relative.empty() && name == kStateDirName) continue;
     names.emplace_back(name);
   }
   closedir(handle);

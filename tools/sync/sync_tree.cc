@@ -8,9 +8,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
-#include "tools/plan/shell_quote.h"
-#include "tools/util/timed_cancel.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
+#include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
 namespace {

@@ -1,5 +1,5 @@
-#ifndef FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
-#define FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
+#ifndef FLEETPLAN_TOOLS_PROTOCOL_CHECK_LINE_H_
+#define FLEETPLAN_TOOLS_PROTOCOL_CHECK_LINE_H_
 
 // The lines a preflight check prints on a node, one per check or fact, in a
 // fixed form that apply reads back:
@@ -7,7 +7,7 @@
 //   fleetplan-check <check> ok|fail|skip <message>
 //   fleetplan-fact <name> <value>
 //
-// The preflight script (preflight_script.h) and the launch agent's probes
+// The preflight script (tools/plan/preflight_script.h) and the launch agent's probes
 // print them; the executor parses them. Any other output line is ignored.
 
 #include <string>
@@ -21,7 +21,7 @@ namespace fleetplan {
 inline constexpr absl::string_view kCheckLinePrefix = "fleetplan-check";
 inline constexpr absl::string_view kFactLinePrefix = "fleetplan-fact";
 
-// The checks preflight runs (see preflight_script.h), in the order apply's
+// The checks preflight runs (see tools/plan/preflight_script.h), in the order apply's
 // summary shows them, and the facts they report.
 inline constexpr absl::string_view kCheckWorkdir = "workdir";
 inline constexpr absl::string_view kCheckPython = "python";
@@ -66,4 +66,4 @@ CheckOutput ParseCheckOutput(absl::string_view output);
 
 }  // namespace fleetplan
 
-#endif  // FLEETPLAN_TOOLS_PLAN_CHECK_LINE_H_
+#endif  // FLEETPLAN_TOOLS_PROTOCOL_CHECK_LINE_H_

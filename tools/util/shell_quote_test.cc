@@ -1,4 +1,4 @@
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 #include <string>
 #include <vector>
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tools/plan/sh_test_util.h"
+#include "tools/util/sh_test_util.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {

@@ -1,4 +1,4 @@
-#include "tools/plan/shell_quote.h"
+#include "tools/util/shell_quote.h"
 
 #include "absl/strings/ascii.h"
 

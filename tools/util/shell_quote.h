@@ -1,5 +1,5 @@
-#ifndef FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
-#define FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
+#ifndef FLEETPLAN_TOOLS_UTIL_SHELL_QUOTE_H_
+#define FLEETPLAN_TOOLS_UTIL_SHELL_QUOTE_H_
 
 // Quoting for the POSIX sh commands and env.sh files a plan runs on nodes.
 
@@ -23,4 +23,4 @@ std::string ShellWordExpandingVars(absl::string_view value);
 
 }  // namespace fleetplan
 
-#endif  // FLEETPLAN_TOOLS_PLAN_SHELL_QUOTE_H_
+#endif  // FLEETPLAN_TOOLS_UTIL_SHELL_QUOTE_H_

@@ -1,5 +1,5 @@
-#ifndef FLEETPLAN_TOOLS_PLAN_SH_TEST_UTIL_H_
-#define FLEETPLAN_TOOLS_PLAN_SH_TEST_UTIL_H_
+#ifndef FLEETPLAN_TOOLS_UTIL_SH_TEST_UTIL_H_
+#define FLEETPLAN_TOOLS_UTIL_SH_TEST_UTIL_H_
 
 // Test helpers that run generated shell text through a real /bin/sh, so
 // quoting is checked by the shell that will read it rather than by eye.
@@ -29,4 +29,4 @@ bool FileExists(const std::string& path);
 
 }  // namespace fleetplan
 
-#endif  // FLEETPLAN_TOOLS_PLAN_SH_TEST_UTIL_H_
+#endif  // FLEETPLAN_TOOLS_UTIL_SH_TEST_UTIL_H_

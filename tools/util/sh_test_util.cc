@@ -1,4 +1,4 @@
-#include "tools/plan/sh_test_util.h"
+#include "tools/util/sh_test_util.h"
 
 #include <sys/stat.h>
 #include <sys/wait.h>

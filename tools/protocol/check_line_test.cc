@@ -1,4 +1,4 @@
-#include "tools/plan/check_line.h"
+#include "tools/protocol/check_line.h"
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
