@@ -29,8 +29,9 @@ absl::StatusOr<std::optional<NodeJobState>> JobControl::ReadState(const NodeSpec
 
 std::vector<absl::StatusOr<std::optional<NodeJobState>>> JobControl::ReadStates() const {
   std::vector<absl::StatusOr<std::optional<NodeJobState>>> states(spec_.nodes.size());
-  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()),
-              [&](size_t i) { states[i] = ReadState(spec_.nodes[i]); });
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    if (connections_.count(spec_.nodes[i].name) > 0) states[i] = ReadState(spec_.nodes[i]);
+  });
   return states;
 }
 
@@ -41,11 +42,15 @@ std::optional<NodeJobState> JobControl::ChiefState() const {
   return state.ok() ? *state : std::nullopt;
 }
 
-absl::Status JobControl::Stop() const {
+absl::Status JobControl::Stop(
+    const std::function<void(const NodeSpec&, absl::string_view)>& on_line) const {
   std::vector<absl::Status> errors(spec_.nodes.size());
   ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
     const NodeSpec& node = spec_.nodes[i];
-    OutputBuffer buffer(5);
+    if (connections_.count(node.name) == 0) return;  // not there: runs nothing
+    std::function<void(absl::string_view)> line_callback;
+    if (on_line) line_callback = [&](absl::string_view line) { on_line(node, line); };
+    OutputBuffer buffer(5, line_callback);
     absl::Notification never;
     TimedCancel timed(&never, kStopTimeout);
     CommandSpec command;

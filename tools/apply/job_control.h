@@ -33,14 +33,18 @@ class JobControl {
   // The node's job.json: nullopt when it has none; errors when it cannot
   // be read or is not the agent's.
   absl::StatusOr<std::optional<NodeJobState>> ReadState(const NodeSpec& node) const;
-  // Every node's, read at once, in spec order.
+  // Every node's, read at once, in spec order (nullopt for a node with no
+  // connection: one not there yet).
   std::vector<absl::StatusOr<std::optional<NodeJobState>>> ReadStates() const;
   // The chief's, nullopt when it has none or on any error.
   std::optional<NodeJobState> ChiefState() const;
 
   // Stops the job on every node at once and returns once no process of it
-  // is left (the agent's --stop); the first node that failed is named.
-  absl::Status Stop() const;
+  // is left (the agent's --stop; a node with no connection is not there
+  // and runs nothing); the first node that failed is named.
+  // What each node's agent said goes to `on_line` when given.
+  absl::Status Stop(
+      const std::function<void(const NodeSpec&, absl::string_view)>& on_line = nullptr) const;
 
   // Runs the agent's --logs with `request` on `nodes` at once; each line of
   // output goes to `on_line`. A node's command is cancelled by

@@ -1,12 +1,9 @@
 #include "tools/cli/commands.h"
 
-#include <pthread.h>
-#include <signal.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <memory>
-#include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +14,7 @@
 #include "tools/cli/paths.h"
 #include "tools/cli/prepare.h"
 #include "tools/cli/saved_plan.h"
+#include "tools/cli/signals.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/render.h"
 #include "tools/process/files.h"
@@ -66,41 +64,6 @@ int Destroy(const ClusterSpec& spec) {
   return code;
 }
 
-// Turns SIGINT/SIGTERM into a call of the current interrupt handler, from a
-// thread of its own rather than from signal context.
-class SignalWatcher {
- public:
-  SignalWatcher() {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGINT);
-    sigaddset(&signals_, SIGTERM);
-    // Blocked before any other thread starts, so every thread inherits it.
-    pthread_sigmask(SIG_BLOCK, &signals_, nullptr);
-    std::thread([this] {
-      int signal = 0;
-      while (sigwait(&signals_, &signal) == 0) {
-        absl::MutexLock lock(&mu_);
-        if (executor_ != nullptr) executor_->Interrupt();
-      }
-    }).detach();
-  }
-
-  void Watch(Executor* executor) {
-    absl::MutexLock lock(&mu_);
-    executor_ = executor;
-  }
-
- private:
-  sigset_t signals_;
-  absl::Mutex mu_;
-  Executor* executor_ ABSL_GUARDED_BY(mu_) = nullptr;
-};
-
-SignalWatcher& Signals() {
-  static SignalWatcher* watcher = new SignalWatcher();
-  return *watcher;
-}
-
 // The executor's options as the flags gave them, checked; a zero step
 // timeout means none.
 absl::StatusOr<ApplyOptions> CheckedOptions(ApplyOptions options) {
@@ -128,9 +91,9 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   std::unique_ptr<ProgressReporter> reporter = MakeReporter(
       command.json ? ReportStyle::kJson : ReportStyle::kSummary, stdout, color, {});
   Executor executor(prepared.spec, *plan, prepared.source, options, *reporter);
-  Signals().Watch(&executor);
+  OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
-  Signals().Watch(nullptr);
+  OnInterrupt(nullptr);
   if (command.json) {
     reporter->Finished(result.exit_code == 0, result.exit_code, result.message);
   } else if (result.exit_code == 0) {
@@ -205,7 +168,7 @@ int RunPlanCommand(const PlanCommand& command) {
 }
 
 int RunApplyCommand(ApplyCommand command) {
-  SignalWatcher* watcher = &Signals();
+  OnInterrupt(nullptr);  // signals blocked before any thread starts
   absl::StatusOr<bool> color = UseColor(command.color, STDOUT_FILENO);
   if (!color.ok()) return Fail("apply", color.status().message(), kExitBadInput);
   absl::StatusOr<ApplyOptions> checked = CheckedOptions(command.options);
@@ -235,9 +198,9 @@ int RunApplyCommand(ApplyCommand command) {
       MakeReporter(style, stdout, *color && !command.json, nodes);
   Executor executor(prepared->spec, prepared->plan, prepared->source, command.options,
                     *reporter);
-  watcher->Watch(&executor);
+  OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
-  watcher->Watch(nullptr);
+  OnInterrupt(nullptr);
   reporter->Finished(result.exit_code == 0, result.exit_code,
                      result.exit_code == 0 ? result.note : result.message);
   return result.exit_code;

@@ -1,0 +1,308 @@
+#include "tools/cli/job_commands.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
+#include "tools/apply/connect_nodes.h"
+#include "tools/apply/executor.h"
+#include "tools/apply/job_control.h"
+#include "tools/cli/paths.h"
+#include "tools/cli/prepare.h"
+#include "tools/cli/signals.h"
+#include "tools/spec/spec_parser.h"
+#include "tools/util/flags.h"
+
+namespace fleetplan {
+namespace {
+
+int Fail(absl::string_view command, absl::string_view message, int code) {
+  std::fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
+               static_cast<int>(message.size()), message.data());
+  return code;
+}
+
+// The spec and a connection to each of its nodes.
+struct Opened {
+  ClusterSpec spec;
+  NodeConnections connections;
+};
+
+// Loads the spec and connects to its nodes (a node that apply would create
+// and has not: no connection, nothing to read there). Prints why not and
+// returns the exit code when it cannot.
+absl::StatusOr<std::unique_ptr<Opened>> Open(const JobTarget& target) {
+  absl::StatusOr<ClusterSpec> spec = LoadSpecFile(ResolveUserPath(target.spec));
+  if (!spec.ok()) return spec.status();
+  if (absl::Status valid = ValidateNodes(*spec); !valid.ok()) return valid;
+  auto opened = std::make_unique<Opened>();
+  opened->spec = *std::move(spec);
+  TransportOptions transport = target.transport;
+  transport.read_only = true;  // these commands create or start nothing
+  absl::StatusOr<NodeConnections> connections =
+      ConnectNodes(opened->spec, transport, static_cast<int>(opened->spec.nodes.size()),
+                   /*tolerate_not_there=*/true);
+  if (!connections.ok()) return connections.status();
+  opened->connections = *std::move(connections);
+  return opened;
+}
+
+int OpenFailure(absl::string_view command, const absl::Status& status) {
+  return Fail(command, status.message(),
+              absl::IsInvalidArgument(status) || absl::IsNotFound(status) ? kExitBadInput
+                                                                          : kExitApplyFailed);
+}
+
+std::string Ago(absl::Time then, absl::Time now) {
+  if (then == absl::InfinitePast()) return "-";
+  absl::Duration ago = absl::Trunc(now - then, absl::Seconds(1));
+  if (ago <= absl::ZeroDuration()) return "just now";
+  return absl::StrCat(absl::FormatDuration(ago), " ago");
+}
+
+std::string TimeText(absl::Time time) {
+  if (time == absl::InfinitePast()) return "";
+  return absl::FormatTime("%Y-%m-%dT%H:%M:%SZ", time, absl::UTCTimeZone());
+}
+
+// What `status` says of one node.
+struct NodeStatus {
+  std::string node;
+  std::string state = "none";  // none, a JobPhase name, "lost", or "unreadable"
+  std::string error;           // why unreadable
+  std::optional<NodeJobState> job;
+  int ranks_alive = 0;
+  std::map<int, int> exit_statuses;
+};
+
+NodeStatus Summarize(const NodeSpec& node, const absl::StatusOr<std::optional<NodeJobState>>& read,
+                     bool not_there, absl::Time now) {
+  NodeStatus status;
+  status.node = node.name;
+  if (not_there) return status;
+  if (!read.ok()) {
+    status.state = "unreadable";
+    status.error = std::string(read.status().message());
+    return status;
+  }
+  if (!read->has_value()) return status;
+  status.job = **read;
+  const NodeJobState& job = *status.job;
+  status.state = IsStale(job, now) ? "lost" : std::string(JobPhaseName(job.phase));
+  for (const RankState& rank : job.ranks) {
+    if (rank.status.has_value()) {
+      status.exit_statuses[rank.rank] = *rank.status;
+    } else if (rank.pid > 0 && !IsFinal(job.phase) && status.state != "lost") {
+      ++status.ranks_alive;
+    }
+  }
+  return status;
+}
+
+// The job's overall state, from the coordinator's view: none, running,
+// succeeded, failed or stopped.
+std::string OverallState(const NodeStatus& chief) {
+  if (!chief.job.has_value()) return "none";
+  if (chief.state == "lost") return "failed";  // its agent died without a word
+  if (chief.job->phase == JobPhase::kStarting) return "running";
+  return std::string(JobPhaseName(chief.job->phase));
+}
+
+nlohmann::json NodeJson(const NodeStatus& status, absl::Time now) {
+  nlohmann::json node = {{"node", status.node}, {"state", status.state}};
+  if (!status.error.empty()) node["error"] = status.error;
+  if (!status.job.has_value()) return node;
+  const NodeJobState& job = *status.job;
+  nlohmann::json exits = nlohmann::json::object();
+  for (const auto& [rank, code] : status.exit_statuses) exits[absl::StrCat(rank)] = code;
+  node["run_id"] = job.run_id;
+  node["coordinator"] = job.coordinator;
+  node["generation"] = job.generation;
+  node["ranks"] = job.ranks.size();
+  node["ranks_alive"] = status.ranks_alive;
+  node["exit_statuses"] = exits;
+  node["last_heartbeat"] = TimeText(job.last_heartbeat);
+  node["last_heartbeat_age_s"] =
+      job.last_heartbeat == absl::InfinitePast()
+          ? nlohmann::json(nullptr)
+          : nlohmann::json(absl::ToDoubleSeconds(now - job.last_heartbeat));
+  return node;
+}
+
+std::string ExitText(const std::map<int, int>& statuses) {
+  if (statuses.empty()) return "-";
+  std::vector<std::string> parts;
+  for (const auto& [rank, code] : statuses) parts.push_back(absl::StrCat(rank, ":", code));
+  return absl::StrJoin(parts, ",");
+}
+
+}  // namespace
+
+int RunStatusCommand(const JobTarget& target) {
+  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
+  if (!opened.ok()) return OpenFailure("status", opened.status());
+  const ClusterSpec& spec = (*opened)->spec;
+  JobControl control(spec, (*opened)->connections.open);
+  absl::Time now = absl::Now();
+  std::vector<NodeStatus> nodes;
+  std::vector<absl::StatusOr<std::optional<NodeJobState>>> states = control.ReadStates();
+  bool unreadable = false;
+  const NodeStatus* chief = nullptr;
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    const NodeSpec& node = spec.nodes[i];
+    nodes.push_back(Summarize(node, states[i],
+                              (*opened)->connections.not_there.count(node.name) > 0, now));
+    unreadable |= nodes.back().state == "unreadable";
+  }
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    if (&spec.nodes[i] == &spec.chief()) chief = &nodes[i];
+  }
+  std::string overall = OverallState(*chief);
+  const std::optional<NodeJobState>& job = chief->job;
+  if (target.json) {
+    nlohmann::json out = {{"state", overall},
+                          {"run_id", job.has_value() ? job->run_id : ""},
+                          {"generation", job.has_value() ? job->generation : 0},
+                          {"max_restarts", job.has_value() ? job->max_restarts : 0},
+                          {"nodes", nlohmann::json::array()}};
+    if (job.has_value()) {
+      out["started_at"] = TimeText(job->started_at);
+      out["ended_at"] = TimeText(job->ended_at);
+      out["exit_status"] = job->exit_status;
+      if (job->failure.has_value()) out["failure"] = DescribeFailure(*job->failure);
+    }
+    for (const NodeStatus& node : nodes) out["nodes"].push_back(NodeJson(node, now));
+    std::printf("%s\n", out.dump(2).c_str());
+    return unreadable ? kExitApplyFailed : 0;
+  }
+  std::printf("%-16s %-10s %-4s %-6s %-14s %s\n", "node", "state", "gen", "alive", "exit",
+              "last heartbeat");
+  for (const NodeStatus& node : nodes) {
+    if (!node.job.has_value()) {
+      std::printf("%-16s %-10s %s\n", node.node.c_str(), node.state.c_str(),
+                  node.error.empty() ? "" : node.error.c_str());
+      continue;
+    }
+    std::printf("%-16s %-10s %-4d %-6s %-14s %s\n", node.node.c_str(), node.state.c_str(),
+                node.job->generation,
+                absl::StrCat(node.ranks_alive, "/", node.job->ranks.size()).c_str(),
+                ExitText(node.exit_statuses).c_str(),
+                Ago(node.job->last_heartbeat, now).c_str());
+  }
+  if (!job.has_value()) {
+    std::printf("job: none (no run of this spec on its chief)\n");
+  } else {
+    std::string line = absl::StrCat("job: ", overall, " (run ", job->run_id, ", generation ",
+                                     job->generation, ", restarts used ", job->generation,
+                                     " of ", job->max_restarts, ")");
+    if (chief->state == "lost") {
+      absl::StrAppend(&line, "; the coordinator's agent stopped writing its state ",
+                      Ago(job->updated_at, now));
+    }
+    if (job->failure.has_value()) absl::StrAppend(&line, ": ", DescribeFailure(*job->failure));
+    std::printf("%s\n", line.c_str());
+  }
+  return unreadable ? kExitApplyFailed : 0;
+}
+
+int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
+  OnInterrupt(nullptr);  // signals blocked before any thread starts
+  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
+  if (!opened.ok()) return OpenFailure("logs", opened.status());
+  const ClusterSpec& spec = (*opened)->spec;
+  std::vector<const NodeSpec*> nodes;
+  for (const std::string& name : options.nodes) {
+    const NodeSpec* found = nullptr;
+    for (const NodeSpec& node : spec.nodes) {
+      if (node.name == name) found = &node;
+    }
+    if (found == nullptr) {
+      std::vector<std::string> names;
+      for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
+      return Fail("logs", absl::StrCat("no node named '", name, "' (the spec has ",
+                                       absl::StrJoin(names, ", "), ")"),
+                  kExitBadInput);
+    }
+    nodes.push_back(found);
+  }
+  if (nodes.empty()) {
+    for (const NodeSpec& node : spec.nodes) {
+      if ((*opened)->connections.open.count(node.name) > 0) nodes.push_back(&node);
+    }
+  }
+  LogsRequest request;
+  request.run_id = options.run_id;
+  request.rank = options.rank;
+  request.tail = options.tail;
+  request.follow = options.follow;
+  // Following: lines as they come, merged. Otherwise each node's in turn.
+  absl::Mutex out_mu;
+  std::map<std::string, std::string> held;
+  absl::Notification stop;
+  OnInterrupt([&stop] {
+    if (!stop.HasBeenNotified()) stop.Notify();
+  });
+  JobControl control(spec, (*opened)->connections.open);
+  std::vector<absl::StatusOr<int>> results = control.Logs(
+      request, nodes,
+      [&](const NodeSpec& node, absl::string_view line) {
+        absl::MutexLock lock(&out_mu);
+        if (options.follow) {
+          std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
+          std::fflush(stdout);
+        } else {
+          absl::StrAppend(&held[node.name], line, "\n");
+        }
+      },
+      [&stop](const NodeSpec&) { return &stop; }, nullptr);
+  OnInterrupt(nullptr);
+  for (const NodeSpec* node : nodes) std::fputs(held[node->name].c_str(), stdout);
+  if (stop.HasBeenNotified()) return kExitInterrupted;
+  int code = 0;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (!results[i].ok()) {
+      Fail("logs", absl::StrCat("node '", nodes[i]->name, "': ", results[i].status().message()),
+           0);
+      code = kExitApplyFailed;
+    } else if (*results[i] != 0 && code == 0) {
+      // Following: the job's status; else the agent could not read.
+      code = options.follow ? *results[i] : kExitApplyFailed;
+    }
+  }
+  return code;
+}
+
+int RunStopCommand(const JobTarget& target) {
+  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
+  if (!opened.ok()) return OpenFailure("stop", opened.status());
+  const ClusterSpec& spec = (*opened)->spec;
+  if (!(*opened)->connections.not_there.empty()) {
+    // A node that is not there runs nothing; stop the others.
+    for (const auto& [node, why] : (*opened)->connections.not_there) {
+      std::printf("[%s] nothing running (%s)\n", node.c_str(), why.c_str());
+    }
+  }
+  size_t present = (*opened)->connections.open.size();
+  if (present == 0) return 0;
+  absl::Mutex out_mu;
+  absl::Status stopped = JobControl(spec, (*opened)->connections.open)
+                             .Stop([&](const NodeSpec& node, absl::string_view line) {
+                               absl::MutexLock lock(&out_mu);
+                               std::printf("[%s] %.*s\n", node.name.c_str(),
+                                           static_cast<int>(line.size()), line.data());
+                             });
+  if (!stopped.ok()) return Fail("stop", stopped.message(), kExitApplyFailed);
+  std::printf("stop complete: no process of the job is left on any of the %zu nodes\n",
+              present);
+  return 0;
+}
+
+}  // namespace fleetplan

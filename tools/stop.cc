@@ -1,0 +1,33 @@
+// `stop`: stops the spec's job on every node.
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/usage.h"
+#include "tools/cli/job_commands.h"
+#include "tools/util/flags.h"
+
+ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "stops the spec's job on every node: each node's agent stops its ranks (SIGTERM, then "
+      "SIGKILL after the grace period), and stop returns once no process of the job is "
+      "left.\n"
+      "usage: stop [--connect-timeout=S] SPEC.toml\n"
+      "exit codes: 0 nothing of the job runs any more, 1 a node could not be stopped or "
+      "reached, 2 bad input");
+  absl::StatusOr<std::vector<std::string>> positional =
+      fleetplan::ParseMainFlags(argc, argv, __FILE__);
+  if (!positional.ok() || positional->size() != 2) {
+    fprintf(stderr, "stop: %s\n",
+            positional.ok() ? "expected one spec file (see --help)"
+                            : std::string(positional.status().message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
+  fleetplan::JobTarget target;
+  target.spec = (*positional)[1];
+  target.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  return fleetplan::RunStopCommand(target);
+}
