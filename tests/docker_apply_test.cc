@@ -157,9 +157,11 @@ TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
   EXPECT_THAT(RunScript(absl::StrCat("docker kill ", Node(1))), IsOk());
   runner.join();
 
-  // Its agent died with the container: SIGKILL's status, and the node named.
-  EXPECT_EQ(apply.status, 137) << apply.output;
-  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("node '", Node(1), "' failed")));
+  // Its agent died with the container: the coordinator lost it at once
+  // and stopped the job, naming the node.
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("apply failed: node '", Node(1),
+                                                   "' failed: its agent's connection closed")));
   ASSERT_THAT(hostile, IsOk());
   // RunScript trims the output, hence the "." after it.
   EXPECT_EQ(*hostile, absl::StrCat(kHostile, "."));

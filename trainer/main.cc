@@ -39,7 +39,8 @@ ABSL_FLAG(int64_t, checkpoint_every, 0, "Checkpoint every N steps (0: never)");
 ABSL_FLAG(std::string, checkpoint_dir, "",
           "Checkpoint directory, shared by all ranks");
 ABSL_FLAG(bool, resume, false,
-          "Continue from the checkpoint in --checkpoint-dir, if there is one");
+          "Continue from the checkpoint in --checkpoint-dir, if there is one (implied when "
+          "TORCHELASTIC_RESTART_COUNT says the job was restarted)");
 ABSL_FLAG(int, threads, 0,
           "Intra-op threads per rank (default: OMP_NUM_THREADS, else 1)");
 ABSL_FLAG(int, rendezvous_timeout, 60,
@@ -75,7 +76,13 @@ fleetplan::trainer::TrainerOptions OptionsFromFlags() {
   o.log_every = absl::GetFlag(FLAGS_log_every);
   o.checkpoint_every = absl::GetFlag(FLAGS_checkpoint_every);
   o.checkpoint_dir = absl::GetFlag(FLAGS_checkpoint_dir);
-  o.resume = absl::GetFlag(FLAGS_resume);
+  // A whole-job restart (torchrun's, or fleetplan's next generation)
+  // continues from the last checkpoint, as --resume does.
+  const char* restart_count = std::getenv("TORCHELASTIC_RESTART_COUNT");
+  bool restarted = restart_count != nullptr && std::string(restart_count) != "0" &&
+                   std::string(restart_count) != "";
+  o.resume = absl::GetFlag(FLAGS_resume) ||
+             (restarted && !absl::GetFlag(FLAGS_checkpoint_dir).empty());
   const int threads = absl::GetFlag(FLAGS_threads);
   o.threads = threads > 0 ? threads : DefaultThreads();
   o.rendezvous_timeout = absl::Seconds(absl::GetFlag(FLAGS_rendezvous_timeout));

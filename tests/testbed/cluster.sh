@@ -38,8 +38,10 @@ up() {
   dir="$base/$prefix"
   net="$prefix-net"
   "$here/node_image.sh" "$image" >/dev/null
-  mkdir -p "$dir"
+  mkdir -p "$dir" "$dir/shared"
   chmod 700 "$dir"
+  # One folder every node mounts at /shared, as a cluster's NFS home would be.
+  chmod 1777 "$dir/shared"
   [ -f "$dir/id_ed25519" ] ||
     ssh-keygen -q -t ed25519 -N '' -C "fleetplan-testbed-$prefix" -f "$dir/id_ed25519"
   docker network inspect "$net" >/dev/null 2>&1 ||
@@ -53,6 +55,7 @@ up() {
       docker run -d --name "$name" --hostname "$name" --network "$net" \
         --label "fleetplan.testbed=$prefix" \
         -e "FLEETPLAN_AUTHORIZED_KEYS=$pub" \
+        -v "$dir/shared:/shared" \
         $(mounts) "$image" >/dev/null
     fi
     i=$((i + 1))

@@ -190,6 +190,12 @@ absl::StatusOr<int> PrintRankLogs(const LogsOptions& options) {
     bool current = state.has_value() && state->run_id == run_id;
     bool ended = !current || IsFinal(state->phase);
     bool gone = current && !ended && !AgentAlive(state->agent_pid);
+    if (gone) {
+      // It may have written its end just before it exited: read once more.
+      state = ReadJobState(options.log_dir);
+      ended = state.has_value() && state->run_id == run_id && IsFinal(state->phase);
+      gone = !ended;
+    }
     read_all();
     if (ended || gone) {
       flush_all();

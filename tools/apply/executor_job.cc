@@ -3,6 +3,7 @@
 // finding a job of the same spec that still runs.
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,9 @@
 
 namespace fleetplan {
 namespace {
+
+// How long the other nodes' logs may take to drain once the chief's ended.
+constexpr absl::Duration kDrainAfterTheChief = absl::Seconds(2);
 
 std::string Since(absl::Time time) {
   if (time == absl::InfinitePast()) return "";
@@ -82,28 +86,46 @@ ApplyResult Executor::FollowJob(const std::string& run_id) {
   request.follow = true;
   std::vector<const NodeSpec*> nodes;
   for (const NodeSpec& node : spec_.nodes) nodes.push_back(&node);
-  std::vector<absl::StatusOr<int>> results = JobControl(spec_, connections_).Logs(
-      request, nodes,
-      [this](const NodeSpec& node, absl::string_view line) {
-        reporter_.OutputLine(node.name, line);
-      },
-      [this](const NodeSpec& node) { return CancelFor(node.name); },
-      // A connection that broke while following: stop following elsewhere
-      // too (the job goes on).
-      [this](const NodeSpec& node) {
-        if (!CancelFor(node.name)->HasBeenNotified()) CancelAll();
-      });
+  const NodeSpec& chief = spec_.chief();
+  // The chief's part ends last: its agent decides the job's end. Once it
+  // has, the others get a moment to drain, and a node cut off from the
+  // network is not waited for.
+  absl::Notification chief_done, all_done;
+  bool chief_followed_to_the_end = false;
+  std::thread drain([&] {
+    chief_done.WaitForNotification();
+    if (!all_done.WaitForNotificationWithTimeout(kDrainAfterTheChief)) CancelAll();
+  });
+  JobControl::LogsCallbacks callbacks;
+  callbacks.on_line = [this](const NodeSpec& node, absl::string_view line) {
+    reporter_.OutputLine(node.name, line);
+  };
+  callbacks.cancel_for = [this](const NodeSpec& node) { return CancelFor(node.name); };
+  callbacks.on_end = [&](const NodeSpec& node, const absl::StatusOr<int>& result) {
+    if (&node == &chief) {
+      chief_followed_to_the_end = result.ok() && !CancelFor(node.name)->HasBeenNotified();
+      chief_done.Notify();
+    }
+    // A connection that broke while following: stop following elsewhere
+    // too (the job goes on).
+    if (!result.ok() && !CancelFor(node.name)->HasBeenNotified()) CancelAll();
+  };
+  std::vector<absl::StatusOr<int>> results =
+      JobControl(spec_, connections_).Logs(request, nodes, callbacks);
+  all_done.Notify();
+  if (!chief_done.HasBeenNotified()) chief_done.Notify();
+  drain.join();
   {
     absl::MutexLock lock(&mu_);
     if (interrupted_) {
       // An explicit request: stop the job on every node.
-      reporter_.OutputLine(spec_.chief().name, "interrupted: stopping the job on every node");
+      reporter_.OutputLine(chief.name, "interrupted: stopping the job on every node");
       absl::Status stopped = StopJob();
       return {kExitInterrupted, stopped.ok() ? "interrupted; the job was stopped on every node"
                                              : absl::StrCat("interrupted; ", stopped.message())};
     }
   }
-  for (size_t i = 0; i < results.size(); ++i) {
+  for (size_t i = 0; i < results.size() && !chief_followed_to_the_end; ++i) {
     if (results[i].ok()) continue;
     return {kExitDetached,
             absl::StrCat("lost the connection to node '", spec_.nodes[i].name, "' (",

@@ -75,22 +75,22 @@ absl::Status JobControl::Stop(
   return absl::OkStatus();
 }
 
-std::vector<absl::StatusOr<int>> JobControl::Logs(
-    const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
-    const std::function<void(const NodeSpec&, absl::string_view)>& on_line,
-    const std::function<const absl::Notification*(const NodeSpec&)>& cancel_for,
-    const std::function<void(const NodeSpec&)>& on_error) const {
+std::vector<absl::StatusOr<int>> JobControl::Logs(const LogsRequest& request,
+                                                  const std::vector<const NodeSpec*>& nodes,
+                                                  const LogsCallbacks& callbacks) const {
   std::vector<absl::StatusOr<int>> results(nodes.size(), absl::UnknownError("not run"));
   ParallelFor(nodes.size(), static_cast<int>(nodes.size()), [&](size_t i) {
     const NodeSpec& node = *nodes[i];
-    OutputBuffer buffer(20, [&](absl::string_view line) { on_line(node, line); });
+    OutputBuffer buffer(20, [&](absl::string_view line) {
+      if (callbacks.on_line) callbacks.on_line(node, line);
+    });
     CommandSpec command;
     command.command = LogsCommand(node, request);
     results[i] = connections_.at(node.name)->Run(
         command, [&buffer](absl::string_view chunk) { buffer.Append(chunk); },
-        cancel_for ? cancel_for(node) : nullptr);
+        callbacks.cancel_for ? callbacks.cancel_for(node) : nullptr);
     buffer.Flush();
-    if (!results[i].ok() && on_error) on_error(node);
+    if (callbacks.on_end) callbacks.on_end(node, results[i]);
   });
   return results;
 }

@@ -46,16 +46,21 @@ class JobControl {
   absl::Status Stop(
       const std::function<void(const NodeSpec&, absl::string_view)>& on_line = nullptr) const;
 
-  // Runs the agent's --logs with `request` on `nodes` at once; each line of
-  // output goes to `on_line`. A node's command is cancelled by
-  // `cancel_for(node)` (may return null); `on_error` hears a node whose
-  // command could not run to its end (a lost connection). Returns each
+  struct LogsCallbacks {
+    // Each line of a node's output.
+    std::function<void(const NodeSpec&, absl::string_view)> on_line;
+    // What cancels a node's command (may be empty or return null: nothing).
+    std::function<const absl::Notification*(const NodeSpec&)> cancel_for;
+    // A node's command ended: its exit status, or why it could not run to
+    // its end (a lost connection).
+    std::function<void(const NodeSpec&, const absl::StatusOr<int>&)> on_end;
+  };
+
+  // Runs the agent's --logs with `request` on `nodes` at once. Returns each
   // node's exit status (the job's, when following).
-  std::vector<absl::StatusOr<int>> Logs(
-      const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
-      const std::function<void(const NodeSpec&, absl::string_view)>& on_line,
-      const std::function<const absl::Notification*(const NodeSpec&)>& cancel_for,
-      const std::function<void(const NodeSpec&)>& on_error) const;
+  std::vector<absl::StatusOr<int>> Logs(const LogsRequest& request,
+                                        const std::vector<const NodeSpec*>& nodes,
+                                        const LogsCallbacks& callbacks) const;
 
  private:
   const ClusterSpec& spec_;

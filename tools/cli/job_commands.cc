@@ -251,18 +251,18 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
     if (!stop.HasBeenNotified()) stop.Notify();
   });
   JobControl control(spec, (*opened)->connections.open);
-  std::vector<absl::StatusOr<int>> results = control.Logs(
-      request, nodes,
-      [&](const NodeSpec& node, absl::string_view line) {
-        absl::MutexLock lock(&out_mu);
-        if (options.follow) {
-          std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
-          std::fflush(stdout);
-        } else {
-          absl::StrAppend(&held[node.name], line, "\n");
-        }
-      },
-      [&stop](const NodeSpec&) { return &stop; }, nullptr);
+  JobControl::LogsCallbacks callbacks;
+  callbacks.on_line = [&](const NodeSpec& node, absl::string_view line) {
+    absl::MutexLock lock(&out_mu);
+    if (options.follow) {
+      std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
+      std::fflush(stdout);
+    } else {
+      absl::StrAppend(&held[node.name], line, "\n");
+    }
+  };
+  callbacks.cancel_for = [&stop](const NodeSpec&) { return &stop; };
+  std::vector<absl::StatusOr<int>> results = control.Logs(request, nodes, callbacks);
   OnInterrupt(nullptr);
   for (const NodeSpec* node : nodes) std::fputs(held[node->name].c_str(), stdout);
   if (stop.HasBeenNotified()) return kExitInterrupted;
