@@ -9,6 +9,8 @@
 
 #include <unistd.h>
 
+#include <signal.h>
+
 #include <string>
 #include <thread>
 #include <vector>
@@ -22,6 +24,7 @@
 #include "tests/apply_harness.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
+#include "tools/process/subprocess.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -29,6 +32,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 
 constexpr int kNodes = 3;
 constexpr char kWorkdir[] = "/work/fleetplan";
@@ -169,6 +173,56 @@ TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
   for (int i : {0, 2}) {
     EXPECT_THAT(ContainerProcessesMentioning(Node(i), "rank.sh"), IsEmpty()) << Node(i);
   }
+}
+
+// On the docker transport too, the job outlives apply: a detached job and
+// a killed apply leave it running, status and logs read it, stop ends it
+// with nothing left in any container.
+TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
+  std::string spec = WriteSpec("rank.sh", "", image());
+  ToolResult detached = Apply({"--detach", spec});
+  ASSERT_EQ(detached.status, 0) << detached.output;
+  EXPECT_THAT(detached.output, HasSubstr(" started on 3 nodes; it runs without apply"));
+  ToolResult status = RunTool({"tools/fleetplan-status", "--json", spec});
+  ASSERT_EQ(status.status, 0) << status.output;
+  nlohmann::json json = nlohmann::json::parse(status.output, nullptr, false);
+  EXPECT_EQ(json["state"], "running") << status.output;
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(ContainerProcessesMentioning(Node(i), "rank.sh"), Not(IsEmpty())) << Node(i);
+  }
+
+  // apply attached to the running job, then killed without a word.
+  SubprocessOptions run;
+  run.argv = {Runfile("tools/fleetplan-apply"), "--replace", spec};
+  run.env = {{"RUNFILES_DIR", getenv("TEST_SRCDIR")}};
+  FP_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Subprocess> apply, Subprocess::Start(run));
+  std::string output;
+  Subprocess* all[] = {apply.get()};
+  absl::Time deadline = absl::Now() + absl::Seconds(60);
+  while (!absl::StrContains(output, "launch: changed") && absl::Now() < deadline &&
+         !apply->TryWait().has_value()) {
+    PumpOutput(all, {}, absl::Milliseconds(50),
+               [&](size_t, absl::string_view chunk) { absl::StrAppend(&output, chunk); });
+  }
+  ASSERT_THAT(output, HasSubstr("stopping it (--replace)"));
+  apply->SignalGroup(SIGKILL);
+  while (!apply->TryWait().has_value()) PumpOutput(all, {}, absl::Milliseconds(50), nullptr);
+  absl::SleepFor(absl::Seconds(2));
+  json = nlohmann::json::parse(RunTool({"tools/fleetplan-status", "--json", spec}).output,
+                               nullptr, false);
+  EXPECT_EQ(json["state"], "running") << json;
+  EXPECT_EQ(json["nodes"][1]["ranks_alive"], 1) << json;
+
+  ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
+  EXPECT_EQ(stop.status, 0) << stop.output;
+  for (int i = 0; i < kNodes; ++i) {
+    for (const char* program : {"rank.sh", "fleetplan-agent"}) {
+      EXPECT_THAT(ContainerProcessesMentioning(Node(i), program), IsEmpty()) << Node(i);
+    }
+  }
+  json = nlohmann::json::parse(RunTool({"tools/fleetplan-status", "--json", spec}).output,
+                               nullptr, false);
+  EXPECT_EQ(json["state"], "stopped") << json;
 }
 
 TEST_F(DockerApplyTest, MissingImageIsNamedAndNothingIsCreated) {

@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -151,13 +152,15 @@ class SshApplyTest : public ::testing::Test {
     return RunTool(args, timeout);
   }
 
-  // Waits until every node's rank has started (rank.sh wrote its env).
-  bool WaitForEveryRank() const {
+  // Waits until every node's rank has started: rank.sh wrote its env (or
+  // lifecycle_rank.sh, with `file` "life-%d-0").
+  bool WaitForEveryRank(const std::string& file = "rank-%d") const {
     absl::Time deadline = absl::Now() + absl::Seconds(60);
     while (absl::Now() < deadline) {
       bool all = true;
       for (int i = 0; i < kNodes && all; ++i) {
-        all = Exec(i, absl::StrCat("test -f /tmp/rank-", i, ".env")).ok();
+        std::string name = absl::StrReplaceAll(file, {{"%d", absl::StrCat(i)}});
+        all = Exec(i, absl::StrCat("test -f /tmp/", name, ".env")).ok();
       }
       if (all) return true;
       absl::SleepFor(absl::Milliseconds(200));
@@ -505,7 +508,7 @@ TEST_F(SshApplyTest, AKilledApplyLeavesTheJobToFinish) {
   run.argv = {Runfile("tools/fleetplan-apply"), spec};
   run.env = {{"RUNFILES_DIR", getenv("TEST_SRCDIR")}};
   FP_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Subprocess> apply, Subprocess::Start(run));
-  ASSERT_TRUE(WaitForEveryRank());
+  ASSERT_TRUE(WaitForEveryRank("life-%d-0"));
   apply->SignalGroup(SIGKILL);  // as a closed laptop lid would, without a word
   Subprocess* all[] = {apply.get()};
   while (!apply->TryWait().has_value()) PumpOutput(all, {}, absl::Milliseconds(50), nullptr);
@@ -554,7 +557,9 @@ TEST_F(SshApplyTest, ASpentRestartBudgetFailsWithTheFirstFailingRank) {
   EXPECT_EQ(apply.status, 7) << apply.output;
   EXPECT_THAT(apply.output,
               HasSubstr("apply failed: rank 2 on " + NodeNamed(Node(2)) + " failed with exit status 7"));
-  EXPECT_THAT(apply.output, HasSubstr("restarting all ranks (restart 1 of 1)"));
+  EXPECT_THAT(apply.output,
+              HasSubstr(absl::StrCat("] --- restart 1 of 1 (rank 2 on ", NodeNamed(Node(2)),
+                                     " failed with exit status 7) ---")));
   ExpectNothingRunning();
 }
 
@@ -581,8 +586,11 @@ TEST_F(SshApplyTest, TheTrainerRestartedMidEpochContinuesFromItsCheckpoint) {
   // It went on from the checkpoint: fewer steps than a whole epoch after it.
   std::vector<nlohmann::json> steps = TrainerEvents(apply.output, "step");
   ASSERT_FALSE(steps.empty());
-  EXPECT_THAT(apply.output, HasSubstr("restarting all ranks (restart 1 of 1)"));
-  EXPECT_GE(steps.back()["step"].get<int>(), 20);
+  EXPECT_THAT(apply.output, HasSubstr("--- restart 1 of 1 (rank 1 on " + NodeNamed(Node(1)) +
+                                      " failed with exit status 137) ---"));
+  ASSERT_EQ(resumed.size(), 1u);
+  EXPECT_GE(resumed[0]["step"].get<int>(), 20) << "from its mid-epoch checkpoint";
+  EXPECT_LT(resumed[0]["step"].get<int>(), 60);
   ExpectNothingRunning();
 }
 

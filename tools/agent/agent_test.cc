@@ -5,6 +5,7 @@
 
 #include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -193,7 +194,11 @@ TEST_F(AgentTest, DetachedAgentOutlivesItsCallerUntilStopped) {
   for (const RankState& rank : state.ranks) EXPECT_TRUE(ProcessRunning(rank.pid));
 
   // Its ranks' output is in the logs, prefixed when read back.
-  EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--rank=3"}), 0);
+  // (once the rank has had time to say something).
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  do {
+    EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--rank=3"}), 0);
+  } while (!absl::StrContains(output_, "[n2/3] pid=") && absl::Now() < deadline);
   EXPECT_THAT(output_, HasSubstr("[n2/3] pid="));
   EXPECT_THAT(output_, testing::Not(HasSubstr("[n2/2]")));
 

@@ -354,7 +354,7 @@ class NodeAgent {
       }
       dirty_ = true;
     } else if (type == "start") {
-      if (!stop_requested_) StartGeneration(message.value("gen", 0));
+      if (!stop_requested_) StartGeneration(message.value("gen", 0), message.value("why", ""));
     } else if (type == "stop") {
       if (message.value("gen", -1) == state_.generation) StopLocalRanks();
     } else if (type == "end") {
@@ -365,7 +365,7 @@ class NodeAgent {
     (void)now;
   }
 
-  void StartGeneration(int generation) {
+  void StartGeneration(int generation, const std::string& why) {
     ranks_.reset();
     state_.generation = generation;
     reported_ = false;
@@ -376,6 +376,8 @@ class NodeAgent {
     group.program = options_.program;
     group.run_dir = run_dir_;
     group.generation = generation;
+    group.max_restarts = options_.restarts;
+    group.restart_reason = why;
     group.output_fd = options_.echo_rank_output ? options_.output_fd : -1;
     group.grace_period = options_.grace_period;
     group.env = {{"TORCHELASTIC_RUN_ID", state_.run_id},
@@ -383,7 +385,7 @@ class NodeAgent {
                  {"TORCHELASTIC_MAX_RESTARTS", absl::StrCat(options_.restarts)}};
     if (generation > 0) {
       Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
-                       ")"));
+                       why.empty() ? "" : absl::StrCat(": ", why), ")"));
     }
     ranks_ = std::make_unique<RankGroup>(std::move(group));
     ranks_->Start();
@@ -484,10 +486,17 @@ class NodeAgent {
   void Drive(absl::Time now) {
     for (const JobCoordinator::Order& order : job_->Poll(now)) {
       switch (order.kind) {
-        case JobCoordinator::Order::Kind::kStart:
-          StartGeneration(order.generation);
-          for (auto& worker : workers_) worker->Send({{"t", "start"}, {"gen", order.generation}});
+        case JobCoordinator::Order::Kind::kStart: {
+          // A restart says why, in every rank's log.
+          std::string why = order.generation > 0 && job_->failure().has_value()
+                                ? DescribeFailure(*job_->failure())
+                                : "";
+          StartGeneration(order.generation, why);
+          for (auto& worker : workers_) {
+            worker->Send({{"t", "start"}, {"gen", order.generation}, {"why", why}});
+          }
           break;
+        }
         case JobCoordinator::Order::Kind::kStop:
           for (auto& worker : workers_) worker->Send({{"t", "stop"}, {"gen", order.generation}});
           StopLocalRanks();

@@ -136,12 +136,13 @@ TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
   EXPECT_EQ(result.failure->rank, 5);
   EXPECT_EQ(result.generation, 2);
   std::string out = Output();
-  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 1 of 2)"));
-  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 2 of 2)"));
+  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 1 of 2: rank 5 on node 'n1' "
+                             "failed with exit status 7)"));
+  EXPECT_THAT(out, HasSubstr("restarting all ranks (restart 2 of 2"));
   EXPECT_EQ(PidsAfter(out, "pid=").size(), 6u) << "3 attempts of 2 ranks";
   FP_ASSERT_OK_AND_ASSIGN(std::string log,
                           ReadFileToString(dir_ + "/logs/latest/rank-4.log"));
-  EXPECT_THAT(log, HasSubstr("--- restart 2 ---"));
+  EXPECT_THAT(log, HasSubstr("--- restart 2 of 2 (rank 5 on node 'n1' failed with exit status 7) ---"));
 }
 
 TEST_F(NodeAgentTest, ARestartCanSucceed) {
@@ -316,7 +317,7 @@ TEST_F(JobTest, AWholeJobRestartRestartsEveryNodesRanks) {
   // Every rank ran twice, on every node.
   EXPECT_EQ(PidsAfter(Output(), "pid=").size(), 8u);
   EXPECT_THAT(ReadFileToString(dir_ + "/c/job-1/rank-3.log").value_or(""),
-              HasSubstr("--- restart 1 ---"));
+              HasSubstr("--- restart 1 of 1 (rank 2 on node 'b' failed with exit status 4) ---"));
 }
 
 TEST_F(JobTest, AWorkerThatNeverComesFailsTheJobNamingIt) {

@@ -60,7 +60,12 @@ void RankGroup::Start() {
     logs_.push_back(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
     if (logs_.back() < 0) Message(absl::StrCat("cannot open ", log_path, ": ", strerror(errno)));
     if (options_.generation > 0) {
-      Log(i, absl::StrCat("--- restart ", options_.generation, " ---\n"));
+      std::string line = absl::StrCat("--- restart ", options_.generation, " of ",
+                                      options_.max_restarts);
+      if (!options_.restart_reason.empty()) {
+        absl::StrAppend(&line, " (", options_.restart_reason, ")");
+      }
+      Log(i, absl::StrCat(line, " ---\n"));
     }
     SubprocessOptions spawn;
     spawn.argv = options_.program;

@@ -28,7 +28,10 @@ struct RankGroupOptions {
   // Added to each rank's environment after RANK and LOCAL_RANK.
   std::vector<std::pair<std::string, std::string>> env;
   std::string run_dir;  // rank logs go here (RankLogPath)
-  int generation = 0;   // >0: each log gets a "--- restart N ---" line first
+  // >0: each log first gets "--- restart N of M (why) ---".
+  int generation = 0;
+  int max_restarts = 0;
+  std::string restart_reason;  // e.g. "rank 3 on node 'b' failed with exit status 1"
   int output_fd = -1;   // prefixed output goes here too; -1: logs only
   absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
 };
