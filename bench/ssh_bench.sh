@@ -18,57 +18,11 @@ runs=${RUNS:-10}
 bazel --output_base=/root/.cache/bazel-ob/ssh build -c opt --symlink_prefix=/ //bench:ssh_fanout >&2
 fanout="$(bazel --output_base=/root/.cache/bazel-ob/ssh info -c opt bazel-bin 2>/dev/null)/bench/ssh_fanout"
 
-work=$(mktemp -d /tmp/ssh_bench.XXXXXX)
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  rm -rf "$work"
-}
-trap cleanup EXIT
-mkdir -p /run/sshd
-
-ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/host_key"
-ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/client_key"
-cp "$work/client_key.pub" "$work/authorized_keys"
-
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 max=0
 for n in "${sizes[@]}"; do ((n > max)) && max=$n; done
-ports=()
-: >"$work/known_hosts"
-: >"$work/ssh_config"
-for ((i = 1; i <= max; i++)); do
-  port=$(free_port)
-  ports+=("$port")
-  cat >"$work/sshd_$i.conf" <<CONF
-Port $port
-ListenAddress 127.0.0.1
-HostKey $work/host_key
-AuthorizedKeysFile $work/authorized_keys
-PidFile none
-StrictModes no
-UsePAM no
-PasswordAuthentication no
-PermitRootLogin prohibit-password
-MaxStartups 200
-LogLevel ERROR
-Subsystem sftp /usr/lib/openssh/sftp-server
-CONF
-  unshare -m sh -c "mount --bind /dev/null /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $work/sshd_$i.conf" &
-  pids+=($!)
-  echo "[127.0.0.1]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
-  printf 'Host node%d\n  HostName 127.0.0.1\n  Port %d\n' "$i" "$port" >>"$work/ssh_config"
-done
-cat >>"$work/ssh_config" <<CONF
-Host *
-  User root
-  IdentityFile $work/client_key
-  UserKnownHostsFile $work/known_hosts
-  StrictHostKeyChecking yes
-  BatchMode yes
-CONF
-sleep 1
+# shellcheck source=bench/loopback_sshd.sh
+. bench/loopback_sshd.sh
+start_loopback_sshd "$max"
 
 for n in "${sizes[@]}"; do
   nodes=() hosts=()

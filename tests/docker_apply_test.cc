@@ -206,7 +206,9 @@ TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
   }
   ASSERT_THAT(output, HasSubstr("stopping it (--replace)"));
   apply->SignalGroup(SIGKILL);
-  while (!apply->TryWait().has_value()) PumpOutput(all, {}, absl::Milliseconds(50), nullptr);
+  while (!apply->TryWait().has_value()) {
+    PumpOutput(all, {}, absl::Milliseconds(50), [](size_t, absl::string_view) {});
+  }
   absl::SleepFor(absl::Seconds(2));
   json = nlohmann::json::parse(RunTool({"tools/fleetplan-status", "--json", spec}).output,
                                nullptr, false);

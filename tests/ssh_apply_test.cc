@@ -109,6 +109,11 @@ class SshApplyTest : public ::testing::Test {
     }
   }
 
+  // A job a failed test left running would hold the nodes for the next.
+  void TearDown() override {
+    if (!last_spec_.empty()) Job("stop", {last_spec_});
+  }
+
   static const TestbedNode& Node(int i) { return (*nodes_)[i]; }
 
   absl::StatusOr<std::string> Exec(int node, const std::string& command) const {
@@ -137,6 +142,7 @@ class SshApplyTest : public ::testing::Test {
         TomlString(options.program), "\nargs = [", options.args, "]\n", options.job);
     std::string path = dir_ + "/cluster.toml";
     EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
+    last_spec_ = path;
     return path;
   }
 
@@ -226,6 +232,7 @@ class SshApplyTest : public ::testing::Test {
   static std::string* host_keys_;  // known_hosts lines for every node
   std::string dir_;
   std::string known_hosts_;
+  std::string last_spec_;
 };
 
 std::string* SshApplyTest::prefix_ = nullptr;
@@ -511,7 +518,9 @@ TEST_F(SshApplyTest, AKilledApplyLeavesTheJobToFinish) {
   ASSERT_TRUE(WaitForEveryRank("life-%d-0"));
   apply->SignalGroup(SIGKILL);  // as a closed laptop lid would, without a word
   Subprocess* all[] = {apply.get()};
-  while (!apply->TryWait().has_value()) PumpOutput(all, {}, absl::Milliseconds(50), nullptr);
+  while (!apply->TryWait().has_value()) {
+    PumpOutput(all, {}, absl::Milliseconds(50), [](size_t, absl::string_view) {});
+  }
 
   nlohmann::json status = WaitForState(spec, "succeeded", absl::Seconds(60));
   EXPECT_EQ(status["state"], "succeeded") << status;

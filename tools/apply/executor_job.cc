@@ -20,6 +20,8 @@ namespace {
 
 // How long the other nodes' logs may take to drain once the chief's ended.
 constexpr absl::Duration kDrainAfterTheChief = absl::Seconds(2);
+// How long a lost worker's connection waits for the chief's word.
+constexpr absl::Duration kWaitForTheChief = absl::Seconds(5);
 
 std::string Since(absl::Time time) {
   if (time == absl::InfinitePast()) return "";
@@ -89,11 +91,19 @@ ApplyResult Executor::FollowJob(const std::string& run_id) {
   const NodeSpec& chief = spec_.chief();
   // The chief's part ends last: its agent decides the job's end. Once it
   // has, the others get a moment to drain, and a node cut off from the
-  // network is not waited for.
-  absl::Notification chief_done, all_done;
+  // network is not waited for. A worker's lost connection waits a moment
+  // for the chief's word (the coordinator may be ending the job because of
+  // that very node) before apply detaches.
+  absl::Notification chief_done, all_done, worker_lost;
   bool chief_followed_to_the_end = false;
   std::thread drain([&] {
-    chief_done.WaitForNotification();
+    while (!chief_done.WaitForNotificationWithTimeout(absl::Milliseconds(50))) {
+      if (all_done.HasBeenNotified()) return;
+      if (worker_lost.HasBeenNotified()) {
+        if (!chief_done.WaitForNotificationWithTimeout(kWaitForTheChief)) CancelAll();
+        break;
+      }
+    }
     if (!all_done.WaitForNotificationWithTimeout(kDrainAfterTheChief)) CancelAll();
   });
   JobControl::LogsCallbacks callbacks;
@@ -102,13 +112,15 @@ ApplyResult Executor::FollowJob(const std::string& run_id) {
   };
   callbacks.cancel_for = [this](const NodeSpec& node) { return CancelFor(node.name); };
   callbacks.on_end = [&](const NodeSpec& node, const absl::StatusOr<int>& result) {
+    bool cancelled = CancelFor(node.name)->HasBeenNotified();
     if (&node == &chief) {
-      chief_followed_to_the_end = result.ok() && !CancelFor(node.name)->HasBeenNotified();
+      chief_followed_to_the_end = result.ok() && !cancelled;
       chief_done.Notify();
+      // The chief out of reach: apply detaches at once; the job goes on.
+      if (!result.ok() && !cancelled) CancelAll();
+    } else if (!result.ok() && !cancelled && !worker_lost.HasBeenNotified()) {
+      worker_lost.Notify();
     }
-    // A connection that broke while following: stop following elsewhere
-    // too (the job goes on).
-    if (!result.ok() && !CancelFor(node.name)->HasBeenNotified()) CancelAll();
   };
   std::vector<absl::StatusOr<int>> results =
       JobControl(spec_, connections_).Logs(request, nodes, callbacks);

@@ -1,0 +1,61 @@
+# Sourced by the ssh benchmarks: N OpenSSH servers on 127.0.0.1, each in a
+# mount namespace where root's ~/.bashrc is masked, so that figures measure
+# the tools and not this host's shell start-up.
+#
+#   start_loopback_sshd N
+#
+# leaves: $work (a temporary folder, removed on exit, with client_key,
+# known_hosts and ssh_config where node1..nodeN are the servers), ports[]
+# (node i listens on ports[i-1]), and stops the servers on exit.
+
+start_loopback_sshd() {
+  local max=$1 i port
+  work=$(mktemp -d /tmp/ssh_bench.XXXXXX)
+  pids=()
+  trap cleanup_loopback_sshd EXIT
+  mkdir -p /run/sshd
+  ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/host_key"
+  ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/client_key"
+  cp "$work/client_key.pub" "$work/authorized_keys"
+  ports=()
+  : >"$work/known_hosts"
+  : >"$work/ssh_config"
+  for ((i = 1; i <= max; i++)); do
+    port=$(free_port)
+    ports+=("$port")
+    cat >"$work/sshd_$i.conf" <<CONF
+Port $port
+ListenAddress 127.0.0.1
+HostKey $work/host_key
+AuthorizedKeysFile $work/authorized_keys
+PidFile none
+StrictModes no
+UsePAM no
+PasswordAuthentication no
+PermitRootLogin prohibit-password
+MaxStartups 200
+LogLevel ERROR
+Subsystem sftp /usr/lib/openssh/sftp-server
+CONF
+    unshare -m sh -c "mount --bind /dev/null /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $work/sshd_$i.conf" &
+    pids+=($!)
+    echo "[127.0.0.1]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
+    printf 'Host node%d\n  HostName 127.0.0.1\n  Port %d\n' "$i" "$port" >>"$work/ssh_config"
+  done
+  cat >>"$work/ssh_config" <<CONF
+Host *
+  User root
+  IdentityFile $work/client_key
+  UserKnownHostsFile $work/known_hosts
+  StrictHostKeyChecking yes
+  BatchMode yes
+CONF
+  sleep 1
+}
+
+cleanup_loopback_sshd() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
