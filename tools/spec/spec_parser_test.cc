@@ -4,6 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "plugins/docker/docker_settings.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -52,7 +54,7 @@ TEST(SpecParserTest, ResolvesDefaultsAndDerivedValues) {
   EXPECT_EQ(worker.private_address, "10.0.0.2");
   EXPECT_EQ(worker.transport, "ssh");
   EXPECT_EQ(worker.workdir, "/home/ubuntu/project");
-  EXPECT_EQ(worker.ssh_group, "lambda");
+  EXPECT_EQ(worker.GroupIn("ssh"), "lambda");
   EXPECT_EQ(worker.nproc, 2);
   EXPECT_EQ(worker.index, 1);
   EXPECT_FALSE(worker.chief);
@@ -117,7 +119,7 @@ args = ["--a", "--b=c"]
   EXPECT_EQ(spec.job.program, "bin/train");
   EXPECT_EQ(spec.job.restarts, 2);
   EXPECT_EQ(spec.job.args, (std::vector<std::string>{"--a", "--b=c"}));
-  EXPECT_EQ(spec.docker.image, "img:latest");
+  EXPECT_EQ(DockerSettingsOf(spec).image, "img:latest");
 }
 
 TEST(SpecParserTest, ReadsSshGroupsEnvNetworkAndKeys) {
@@ -139,7 +141,9 @@ ib = false
 p2p = true
 master_port = 1234
 )"), kPath));
-  const SshGroup* other = spec.FindSshGroup("other");
+  const auto* groups = dynamic_cast<const SshGroups*>(spec.Settings("ssh"));
+  ASSERT_NE(groups, nullptr);
+  const SshGroup* other = groups->Find("other");
   ASSERT_NE(other, nullptr);
   EXPECT_EQ(other->user, "ec2-user");
   EXPECT_EQ(other->port, 2222);
