@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "plugins/docker/docker_settings.h"
 #include "plugins/ssh/ssh_groups.h"
+#include "tools/spec/settings_parser.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -192,6 +193,27 @@ TEST(SpecParserTest, UnknownTopLevelTable) {
             "/specs/cluster.toml:21:2: error: netwrok: unknown key (expected one of: name, "
             "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
             "`network`?\n  [netwrok]\n   ^");
+}
+
+TEST(SpecParserTest, UnknownTransportTableSuggestsARegisteredOne) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[dockr]\nimage = \"x\"\n")),
+            "/specs/cluster.toml:21:2: error: dockr: unknown key (expected one of: name, "
+            "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
+            "`docker`?\n  [dockr]\n   ^");
+}
+
+// The tables and node keys of a transport exist only while its settings
+// parser is registered: without the ssh plugin, [ssh.<group>] is unknown.
+TEST(SpecParserTest, TablesOfUnlinkedTransportsAreUnknown) {
+  ScopedSettingsParser no_ssh("ssh", nullptr);
+  std::string error = ErrorOf(kBase);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:16:2: error: ssh: unknown key (expected one of: name, "
+            "defaults, nodes, keys, sync, env, network, job, docker)");
+  EXPECT_NE(error.find("defaults.ssh: unknown key (expected one of: transport, workdir, "
+                       "python, gpus, cpus)"),
+            std::string::npos)
+      << error;
 }
 
 TEST(SpecParserTest, WrongTypeNamesTheExpectedOne) {
