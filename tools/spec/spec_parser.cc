@@ -1,5 +1,6 @@
 #include "tools/spec/spec_parser.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <climits>
@@ -581,6 +582,12 @@ absl::StatusOr<ClusterSpec> LoadSpecFile(const std::string& path) {
     absolute = absl::StrCat(cwd, "/", path);
   }
   absolute = NormalizePath(absolute);
+  // An ifstream opens a directory and reads it as empty, which would be
+  // reported as a spec without nodes.
+  struct stat info;
+  if (stat(absolute.c_str(), &info) == 0 && S_ISDIR(info.st_mode)) {
+    return absl::InvalidArgumentError(absl::StrCat(absolute, ": is a directory, not a spec file"));
+  }
   std::ifstream file(absolute, std::ios::binary);
   if (!file) return absl::NotFoundError(absl::StrCat(absolute, ": cannot read the spec file"));
   std::stringstream text;

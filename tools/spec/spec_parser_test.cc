@@ -1,5 +1,6 @@
 #include "tools/spec/spec_parser.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +37,13 @@ user = "ubuntu"
 [job]
 program = "//trainer:train"
 )";
+
+// $TEST_TMPDIR without a trailing "/", as LoadSpecFile names it.
+std::string NormalizedTmpDir() {
+  std::string dir = getenv("TEST_TMPDIR");
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
 
 std::string ErrorOf(const std::string& text) {
   absl::StatusOr<ClusterSpec> spec = ParseSpec(text, kPath);
@@ -419,6 +427,14 @@ TEST(SpecParserTest, NoNodesAndNoJob) {
             "  name = \"x\"\n  ^\n"
             "/specs/cluster.toml:1:1: error: job: missing: a [job] table with `program`\n"
             "  name = \"x\"\n  ^");
+}
+
+TEST(SpecParserTest, LoadSpecFileRefusesADirectory) {
+  std::string dir = NormalizedTmpDir();
+  absl::StatusOr<ClusterSpec> spec = LoadSpecFile(dir);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(spec.status().message(), absl::StrCat(dir, ": is a directory, not a spec file"));
 }
 
 TEST(SpecParserTest, LoadSpecFileNamesAMissingFile) {
