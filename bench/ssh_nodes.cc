@@ -5,6 +5,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "plugins/ssh/ssh_groups.h"
 
 ABSL_FLAG(std::string, nodes, "", "comma-separated host or host:port");
 ABSL_FLAG(std::string, user, "", "ssh user");
@@ -28,7 +29,7 @@ absl::StatusOr<ClusterSpec> SshSpecFromFlags(const std::string& workdir) {
     node.name = absl::StrCat("node", spec.nodes.size());
     node.address = host_port[0];
     node.transport = "ssh";
-    node.ssh_group = group.name;
+    node.groups["ssh"] = group.name;
     node.workdir = workdir;
     if (host_port.size() > 1) {
       // One group per port keeps the spec model: a group carries the port.
@@ -37,13 +38,13 @@ absl::StatusOr<ClusterSpec> SshSpecFromFlags(const std::string& workdir) {
       if (host_port.size() != 2 || !absl::SimpleAtoi(host_port[1], &with_port.port)) {
         return absl::InvalidArgumentError(absl::StrCat("--nodes: bad host:port `", entry, "`"));
       }
-      spec.ssh_groups.push_back(with_port);
-      node.ssh_group = with_port.name;
+      EditSshGroups(spec).groups.push_back(with_port);
+      node.groups["ssh"] = with_port.name;
     }
     spec.nodes.push_back(node);
   }
   if (spec.nodes.empty()) return absl::InvalidArgumentError("--nodes: none given");
-  spec.ssh_groups.push_back(group);
+  EditSshGroups(spec).groups.push_back(group);
   return spec;
 }
 

@@ -1,6 +1,5 @@
 #include "plugins/transport.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 
@@ -18,20 +17,11 @@ TransportRegistry& TransportRegistry::Global() {
 
 absl::Status TransportRegistry::Register(const std::string& name,
                                          std::unique_ptr<Transport> transport) {
-  for (const auto& entry : transports_) {
-    if (entry.first == name) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("transport \"", name, "\" is registered twice"));
-    }
-  }
-  transports_.emplace_back(name, std::move(transport));
-  return absl::OkStatus();
+  return transports_.Register(name, std::move(transport));
 }
 
 absl::StatusOr<Transport*> TransportRegistry::Find(absl::string_view name) const {
-  for (const auto& entry : transports_) {
-    if (entry.first == name) return entry.second.get();
-  }
+  if (Transport* transport = transports_.Get(name)) return transport;
   std::vector<std::string> names = Names();
   return absl::NotFoundError(absl::StrCat(
       "unknown transport \"", name, "\" (registered: ",
@@ -39,38 +29,14 @@ absl::StatusOr<Transport*> TransportRegistry::Find(absl::string_view name) const
       DidYouMean(name, names)));
 }
 
-std::vector<std::string> TransportRegistry::Names() const {
-  std::vector<std::string> names;
-  for (const auto& entry : transports_) names.push_back(entry.first);
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> TransportRegistry::Names() const { return transports_.Names(); }
 
 TransportRegistry::ScopedOverride::ScopedOverride(
     const std::string& name, std::unique_ptr<Transport> transport)
-    : name_(name) {
-  auto& transports = Global().transports_;
-  for (auto& entry : transports) {
-    if (entry.first == name) {
-      previous_ = std::move(entry.second);
-      entry.second = std::move(transport);
-      return;
-    }
-  }
-  transports.emplace_back(name, std::move(transport));
-}
+    : name_(name), previous_(Global().transports_.Swap(name, std::move(transport))) {}
 
 TransportRegistry::ScopedOverride::~ScopedOverride() {
-  auto& transports = Global().transports_;
-  for (auto it = transports.begin(); it != transports.end(); ++it) {
-    if (it->first != name_) continue;
-    if (previous_) {
-      it->second = std::move(previous_);
-    } else {
-      transports.erase(it);
-    }
-    return;
-  }
+  Global().transports_.Swap(name_, std::move(previous_));
 }
 
 namespace transport_internal {

@@ -19,6 +19,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "tools/spec/cluster_spec.h"
+#include "tools/util/named_registry.h"
 
 namespace fleetplan {
 
@@ -146,7 +147,7 @@ class TransportRegistry {
   class ScopedOverride;
 
  private:
-  std::vector<std::pair<std::string, std::unique_ptr<Transport>>> transports_;
+  NamedRegistry<Transport> transports_{"transport"};
 };
 
 class TransportRegistry::ScopedOverride {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/docker/docker_settings.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -45,10 +46,10 @@ nlohmann::json NodeContainerConfig(const ClusterSpec& spec,
         {{"Type", "bind"}, {"Source", dir}, {"Target", dir}, {"ReadOnly", true}});
   }
   nlohmann::json host_config = {{"Mounts", mounts}};
-  if (!spec.docker.network.empty()) {
-    host_config["NetworkMode"] = spec.docker.network;
+  if (!DockerSettingsOf(spec).network.empty()) {
+    host_config["NetworkMode"] = DockerSettingsOf(spec).network;
   }
-  return {{"Image", spec.docker.image},
+  return {{"Image", DockerSettingsOf(spec).image},
           {"Hostname", node.address},
           {"Entrypoint", {"/bin/sh", "-c", kKeepAlive}},
           {"Cmd", nlohmann::json::array()},
@@ -63,7 +64,7 @@ absl::Status DockerTransport::ValidateNode(const ClusterSpec& spec,
         Where(node), "node ", node.name, ": address '", node.address,
         "' is not a container name ([a-zA-Z0-9][a-zA-Z0-9_.-]*)"));
   }
-  if (spec.docker.create && spec.docker.image.empty()) {
+  if (DockerSettingsOf(spec).create && DockerSettingsOf(spec).image.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         Where(node), "node ", node.name,
         ": [docker] create = true needs [docker] image"));
@@ -78,7 +79,7 @@ absl::StatusOr<std::shared_ptr<const DockerClient>> DockerTransport::Client() {
 
 absl::Status DockerTransport::EnsureNetwork(const DockerClient& client,
                                             const ClusterSpec& spec) {
-  const std::string& network = spec.docker.network;
+  const std::string& network = DockerSettingsOf(spec).network;
   if (network.empty()) return absl::OkStatus();
   absl::MutexLock lock(&network_mu_);
   absl::StatusOr<nlohmann::json> inspect = client.InspectNetwork(network);
@@ -94,7 +95,7 @@ absl::StatusOr<std::unique_ptr<Connection>> DockerTransport::Connect(
   const std::string& name = node.address;
   absl::StatusOr<nlohmann::json> inspect = client->InspectContainer(name);
   if (absl::IsNotFound(inspect.status())) {
-    if (!spec.docker.create) {
+    if (!DockerSettingsOf(spec).create) {
       return absl::UnavailableError(absl::StrCat(
           "node ", node.name, ": no container named ", name,
           " (start it, or set [docker] create = true)"));
@@ -137,9 +138,9 @@ absl::Status DockerTransport::Destroy(const ClusterSpec& spec,
   } else if (!absl::IsNotFound(inspect.status())) {
     return inspect.status();
   }
-  if (spec.docker.network.empty()) return absl::OkStatus();
+  if (DockerSettingsOf(spec).network.empty()) return absl::OkStatus();
   absl::StatusOr<nlohmann::json> network =
-      client->InspectNetwork(spec.docker.network);
+      client->InspectNetwork(DockerSettingsOf(spec).network);
   if (absl::IsNotFound(network.status())) return absl::OkStatus();
   FP_RETURN_IF_ERROR(network.status());
   const nlohmann::json& labels = (*network)["Labels"];
@@ -147,7 +148,7 @@ absl::Status DockerTransport::Destroy(const ClusterSpec& spec,
   bool ours = labels.is_object() && labels.contains(kCreatedByLabel);
   bool unused = !users.is_object() || users.empty();
   if (!ours || !unused) return absl::OkStatus();
-  absl::Status removed = client->RemoveNetwork(spec.docker.network);
+  absl::Status removed = client->RemoveNetwork(DockerSettingsOf(spec).network);
   // Another node's container joined meanwhile: its Destroy removes it.
   if (absl::IsFailedPrecondition(removed)) return absl::OkStatus();
   return removed;

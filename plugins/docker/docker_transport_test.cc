@@ -21,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "plugins/docker/docker_client.h"
 #include "plugins/docker/docker_connection.h"
+#include "plugins/docker/docker_settings.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -70,9 +71,9 @@ ClusterSpec SpecFor(const std::string& address, const std::string& image,
                     const std::string& network) {
   ClusterSpec spec;
   spec.name = "docker-transport-test";
-  spec.docker.image = image;
-  spec.docker.network = network;
-  spec.docker.create = true;
+  EditDockerSettings(spec).image = image;
+  EditDockerSettings(spec).network = network;
+  EditDockerSettings(spec).create = true;
   NodeSpec node;
   node.name = address;
   node.address = address;
@@ -284,7 +285,7 @@ TEST_F(DockerTransportTest, CreateTrueCreatesAndDestroyRemoves) {
   FP_ASSERT_OK_AND_ASSIGN(nlohmann::json inspect,
                           client.InspectContainer(node.address));
   EXPECT_TRUE(inspect["State"]["Running"].get<bool>());
-  EXPECT_TRUE(inspect["NetworkSettings"]["Networks"].contains(spec.docker.network));
+  EXPECT_TRUE(inspect["NetworkSettings"]["Networks"].contains(DockerSettingsOf(spec).network));
   // The node reaches the suite's container by name over the bridge network?
   // They are on different networks; it reaches itself by name, and runs the
   // host's binaries through the read-only mounts.
@@ -302,8 +303,8 @@ TEST_F(DockerTransportTest, CreateTrueCreatesAndDestroyRemoves) {
   ASSERT_THAT(transport_->Destroy(spec, node), IsOk());
   EXPECT_THAT(client.InspectContainer(node.address),
               StatusIs(absl::StatusCode::kNotFound, node.address));
-  EXPECT_THAT(client.InspectNetwork(spec.docker.network),
-              StatusIs(absl::StatusCode::kNotFound, spec.docker.network));
+  EXPECT_THAT(client.InspectNetwork(DockerSettingsOf(spec).network),
+              StatusIs(absl::StatusCode::kNotFound, DockerSettingsOf(spec).network));
   // The container went away under an open connection.
   EXPECT_THAT(connection->Run({"true"}, nullptr, nullptr),
               StatusIs(absl::StatusCode::kUnavailable, node.address));
@@ -313,7 +314,7 @@ TEST_F(DockerTransportTest, CreateTrueCreatesAndDestroyRemoves) {
 
 TEST_F(DockerTransportTest, ContainersOnTheNetworkReachEachOtherByName) {
   std::string suffix = absl::StrCat(getpid());
-  ClusterSpec spec = SpecFor("fp-dtest-c-" + suffix, *image_, spec_->docker.network);
+  ClusterSpec spec = SpecFor("fp-dtest-c-" + suffix, *image_, DockerSettingsOf(*spec_).network);
   const NodeSpec& node = spec.nodes[0];
   FP_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> connection,
                           transport_->Connect(spec, node, {}));
@@ -352,7 +353,7 @@ TEST_F(DockerTransportTest, MissingImageIsNotFoundNamingIt) {
 
 TEST_F(DockerTransportTest, MissingContainerWithoutCreateIsUnavailable) {
   ClusterSpec spec = SpecFor(absl::StrCat("fp-dtest-absent-", getpid()), *image_, "");
-  spec.docker.create = false;
+  EditDockerSettings(spec).create = false;
   EXPECT_THAT(transport_->Connect(spec, spec.nodes[0], {}),
               StatusIs(absl::StatusCode::kUnavailable, "create = true"));
 }
@@ -385,7 +386,7 @@ TEST_F(DockerTransportTest, ValidateNodeNamesBadAddress) {
   EXPECT_THAT(transport_->ValidateNode(spec, spec.nodes[0]),
               StatusIs(absl::StatusCode::kInvalidArgument, "not a name!"));
   spec.nodes[0].address = "ok-name";
-  spec.docker.image = "";
+  EditDockerSettings(spec).image = "";
   EXPECT_THAT(transport_->ValidateNode(spec, spec.nodes[0]),
               StatusIs(absl::StatusCode::kInvalidArgument, "image"));
 }

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "plugins/ssh/host_key_check.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -111,7 +112,7 @@ SshSettings SettingsForNode(const ClusterSpec& spec, const NodeSpec& node,
   settings.config_file = config_file;
   settings.connect_timeout_s = options.connect_timeout_s;
   settings.accept_new_host_keys = options.accept_new_host_keys;
-  if (const SshGroup* group = spec.FindSshGroup(node.ssh_group)) {
+  if (const SshGroup* group = FindSshGroup(spec, node)) {
     settings.user = group->user;
     settings.port = group->port;
     settings.key_file = ExpandHome(group->key_file);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "plugins/ssh/ssh_session.h"
 #include "tools/util/status_macros.h"
 
@@ -12,9 +13,10 @@ absl::Status SshTransport::ValidateNode(const ClusterSpec& spec, const NodeSpec&
     return absl::InvalidArgumentError(absl::StrCat(
         "node \"", node.name, "\": workdir \"", node.workdir, "\" must be an absolute path"));
   }
-  if (!node.ssh_group.empty() && spec.FindSshGroup(node.ssh_group) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat("node \"", node.name, "\": no [ssh.",
-                                                   node.ssh_group, "] group"));
+  std::string group = node.GroupIn("ssh");
+  if (!group.empty() && FindSshGroup(spec, node) == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("node \"", node.name, "\": no [ssh.", group, "] group"));
   }
   if (node.address.empty()) {
     return absl::InvalidArgumentError(absl::StrCat("node \"", node.name, "\": no address"));

@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "plugins/ssh/sshd_fixture.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
@@ -48,12 +49,12 @@ class SshTransportTest : public ::testing::Test {
 
   void SetUp() override {
     known_hosts_ = MakeTempDir() + "/known_hosts";
-    spec_.ssh_groups = {SshGroup{"test", "root", sshd_->port(), sshd_->client_key(),
-                                 known_hosts_, {}}};
+    EditSshGroups(spec_).groups = {
+        SshGroup{"test", "root", sshd_->port(), sshd_->client_key(), known_hosts_, {}}};
     spec_.nodes = {NodeSpec{}};
     node().name = "node-a";
     node().address = "127.0.0.1";
-    node().ssh_group = "test";
+    node().groups["ssh"] = "test";
     node().workdir = "/tmp";
   }
 
@@ -272,14 +273,14 @@ TEST_F(SshTransportTest, WrongKeyIsAnAuthErrorNamingNodeAndUser) {
   TrustServer();
   std::string stranger = MakeTempDir() + "/stranger";
   ASSERT_THAT(MakeKeyPair(stranger), IsOk());
-  spec_.ssh_groups[0].key_file = stranger;
+  EditSshGroups(spec_).groups[0].key_file = stranger;
   auto connection = Connect();
   EXPECT_THAT(connection, StatusIs(absl::StatusCode::kPermissionDenied, "node-a"));
   EXPECT_THAT(connection, StatusIs(absl::StatusCode::kPermissionDenied, "\"root\""));
 }
 
 TEST_F(SshTransportTest, NodeDownIsUnavailableWithinTheTimeout) {
-  spec_.ssh_groups[0].port = FreeLoopbackPort();
+  EditSshGroups(spec_).groups[0].port = FreeLoopbackPort();
   TransportOptions options;
   options.connect_timeout_s = 2;
   absl::Time start = absl::Now();
@@ -298,7 +299,7 @@ TEST_F(SshTransportTest, ConfigFileSuppliesAliasPortUserAndIdentity) {
                               0600),
               IsOk());
   node().address = "trainbox";
-  node().ssh_group = "";
+  node().groups.clear();
   SshTransport transport(SshTransportOptions{config, {}});
   FP_ASSERT_OK_AND_ASSIGN(auto connection, transport.Connect(spec_, node(), {}));
   EXPECT_EQ(Run(*connection, {"id -un"}).output, "root\n");

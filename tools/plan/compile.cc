@@ -27,10 +27,12 @@ absl::Status CheckNode(const ClusterSpec& spec, const NodeSpec& node) {
     return absl::InvalidArgumentError(absl::StrCat(
         "node '", node.name, "': workdir '", node.workdir, "' is not absolute"));
   }
-  if (!node.ssh_group.empty() && spec.FindSshGroup(node.ssh_group) == nullptr) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "node '", node.name, "' names ssh group '", node.ssh_group,
-        "', which the spec does not define"));
+  for (const auto& [table, group] : node.groups) {
+    if (!spec.DefinesGroup(table, group)) {
+      return absl::InvalidArgumentError(absl::StrCat("node '", node.name, "' names ", table,
+                                                     " group '", group,
+                                                     "', which the spec does not define"));
+    }
   }
   return absl::OkStatus();
 }

@@ -27,7 +27,7 @@ struct CompileInputs {
 //
 // Returns InvalidArgument for a spec no plan can run: no nodes, duplicate
 // node names, nproc below 1, a workdir that is not absolute, more than one
-// chief, an unknown ssh group, or no job.program.
+// chief, a settings group the spec does not define, or no job.program.
 absl::StatusOr<Plan> CompilePlan(const ClusterSpec& spec,
                                  const CompileInputs& inputs);
 

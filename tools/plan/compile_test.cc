@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/docker/docker_settings.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "tools/plan/test_specs.h"
 #include "tools/util/status_matchers.h"
 
@@ -138,7 +140,7 @@ TEST(CompilePlanTest, UserEnvOverridesDefaultsButNotTheContract) {
 TEST(CompilePlanTest, GroupEnvOverridesGlobalEnv) {
   ClusterSpec spec = TwoByTwoSpec();
   spec.env.emplace_back("LD_LIBRARY_PATH", "/global");
-  spec.ssh_groups[1].env = {{"OMP_NUM_THREADS", "8"}};
+  EditSshGroups(spec).groups[1].env = {{"OMP_NUM_THREADS", "8"}};
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
   EXPECT_EQ(EnvMap(plan.ranks[0])["LD_LIBRARY_PATH"], "/global");
   EXPECT_EQ(EnvMap(plan.ranks[0])["OMP_NUM_THREADS"], "8");
@@ -337,7 +339,7 @@ TEST(CompilePlanTest, EveryFieldChangesTheHashes) {
       {"node.private_address", [](ClusterSpec& s) { s.nodes[0].private_address = "10.9.9.9"; }},
       {"node.transport", [](ClusterSpec& s) { s.nodes[0].transport = "docker"; }},
       {"node.workdir", [](ClusterSpec& s) { s.nodes[0].workdir = "/srv"; }},
-      {"node.ssh_group", [](ClusterSpec& s) { s.nodes[0].ssh_group = "lambda"; }},
+      {"node.ssh_group", [](ClusterSpec& s) { s.nodes[0].groups["ssh"] = "lambda"; }},
       {"python.kind", [](ClusterSpec& s) { s.nodes[0].python.kind = PythonEnv::Kind::kNone; }},
       {"python.venv", [](ClusterSpec& s) { s.nodes[0].python.venv = "/v"; }},
       {"python.conda", [](ClusterSpec& s) { s.nodes[0].python.conda = "c"; }},
@@ -347,12 +349,12 @@ TEST(CompilePlanTest, EveryFieldChangesTheHashes) {
       {"node.chief", [](ClusterSpec& s) { s.nodes[1].chief = false; }},
       {"node.nproc", [](ClusterSpec& s) { s.nodes[0].nproc = 3; }},
       {"node.index", [](ClusterSpec& s) { s.nodes[0].index = 5; }},
-      {"ssh.name", [](ClusterSpec& s) { s.ssh_groups.emplace_back().name = "spare"; }},
-      {"ssh.user", [](ClusterSpec& s) { s.ssh_groups[0].user = "root"; }},
-      {"ssh.port", [](ClusterSpec& s) { s.ssh_groups[0].port = 2222; }},
-      {"ssh.key_file", [](ClusterSpec& s) { s.ssh_groups[0].key_file = "~/k"; }},
-      {"ssh.known_hosts", [](ClusterSpec& s) { s.ssh_groups[0].known_hosts = "~/kh"; }},
-      {"ssh.env", [](ClusterSpec& s) { s.ssh_groups[0].env[0].second = "/lib"; }},
+      {"ssh.name", [](ClusterSpec& s) { EditSshGroups(s).groups.emplace_back().name = "spare"; }},
+      {"ssh.user", [](ClusterSpec& s) { EditSshGroups(s).groups[0].user = "root"; }},
+      {"ssh.port", [](ClusterSpec& s) { EditSshGroups(s).groups[0].port = 2222; }},
+      {"ssh.key_file", [](ClusterSpec& s) { EditSshGroups(s).groups[0].key_file = "~/k"; }},
+      {"ssh.known_hosts", [](ClusterSpec& s) { EditSshGroups(s).groups[0].known_hosts = "~/kh"; }},
+      {"ssh.env", [](ClusterSpec& s) { EditSshGroups(s).groups[0].env[0].second = "/lib"; }},
       {"keys", [](ClusterSpec& s) { s.keys.distribute = false; }},
       {"sync.enabled", [](ClusterSpec& s) { s.sync.enabled = false; }},
       {"sync.source", [](ClusterSpec& s) { s.sync.source = "/other"; }},
@@ -366,9 +368,9 @@ TEST(CompilePlanTest, EveryFieldChangesTheHashes) {
       {"args", [](ClusterSpec& s) { s.job.args.push_back("--x"); }},
       {"nproc_per_node", [](ClusterSpec& s) { s.job.nproc_per_node = 2; }},
       {"restarts", [](ClusterSpec& s) { s.job.restarts = 3; }},
-      {"docker.image", [](ClusterSpec& s) { s.docker.image = "img"; }},
-      {"docker.network", [](ClusterSpec& s) { s.docker.network = "net"; }},
-      {"docker.create", [](ClusterSpec& s) { s.docker.create = true; }},
+      {"docker.image", [](ClusterSpec& s) { EditDockerSettings(s).image = "img"; }},
+      {"docker.network", [](ClusterSpec& s) { EditDockerSettings(s).network = "net"; }},
+      {"docker.create", [](ClusterSpec& s) { EditDockerSettings(s).create = true; }},
   };
   FP_ASSERT_OK_AND_ASSIGN(Plan base, CompilePlan(TwoByTwoSpec(), {}));
   for (const auto& [field, mutate] : mutations) {
@@ -401,7 +403,7 @@ TEST(CompilePlanTest, RejectsSpecsNoPlanCanRun) {
           {"needs at least 1", [](ClusterSpec& s) { s.nodes[0].nproc = 0; }},
           {"is not absolute", [](ClusterSpec& s) { s.nodes[0].workdir = "project"; }},
           {"2 nodes are marked chief", [](ClusterSpec& s) { s.nodes[0].chief = true; }},
-          {"ssh group 'nope'", [](ClusterSpec& s) { s.nodes[0].ssh_group = "nope"; }},
+          {"ssh group 'nope'", [](ClusterSpec& s) { s.nodes[0].groups["ssh"] = "nope"; }},
           {"job.program is empty", [](ClusterSpec& s) { s.job.program.clear(); }},
       };
   for (const auto& [message, mutate] : cases) {

@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "plugins/ssh/ssh_groups.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/plan/test_specs.h"
@@ -82,7 +83,7 @@ TEST_F(NodeScriptsTest, EnvScriptExportsHostileValuesByteForByte) {
       {"FP_UTF8", "naïve ✓ 日本"},
   };
   spec_.env = hostile;
-  spec_.ssh_groups[0].env = {
+  EditSshGroups(spec_).groups[0].env = {
       {"LD_LIBRARY_PATH", "$LD_LIBRARY_PATH:/usr/local/cuda/lib64"},
       {"FP_GROUP_SUBST", absl::StrCat("${LD_LIBRARY_PATH}$(touch ", dir_, "/group)`id`'\\")},
   };

@@ -71,9 +71,7 @@ std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
   if (node.nproc > 1) Set(vars, "OMP_NUM_THREADS", "1");
   Set(vars, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   SetList(vars, spec.env, /*expand_on_node=*/false);
-  if (const SshGroup* group = spec.FindSshGroup(node.ssh_group)) {
-    SetList(vars, group->env, /*expand_on_node=*/true);
-  }
+  SetList(vars, spec.GroupEnv(node), /*expand_on_node=*/true);
   SetNetwork(vars, spec.network);
   SetContract(vars, spec, node_index, chief, world_size);
   std::vector<NodeVar> env;

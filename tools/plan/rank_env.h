@@ -6,7 +6,8 @@
 //   1. defaults: OMP_NUM_THREADS=1 (node runs more than one rank),
 //      TORCH_NCCL_ASYNC_ERROR_HANDLING=1;
 //   2. [env];
-//   3. the node's ssh group's env (its `$VAR`s are expanded on the node);
+//   3. the env of the settings groups the node picks (ClusterSpec::GroupEnv;
+//      its `$VAR`s are expanded on the node);
 //   4. [network]: NCCL_SOCKET_IFNAME (for "auto" none: preflight finds the
 //      interface on each node and env.sh reads it from there, so a value
 //      from [env] or a group is dropped too), NCCL_IB_DISABLE=1,
@@ -28,7 +29,8 @@ namespace fleetplan {
 struct NodeVar {
   std::string name;
   std::string value;
-  // True for ssh group values: `$NAME` in `value` is expanded on the node.
+  // True for settings groups' values: `$NAME` in `value` is expanded on
+  // the node.
   bool expand_on_node = false;
 };
 

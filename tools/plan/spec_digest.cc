@@ -55,7 +55,8 @@ void WriteNode(SpecWriter& w, const NodeSpec& node) {
   w.Str("node.private_address", node.private_address);
   w.Str("node.transport", node.transport);
   w.Str("node.workdir", node.workdir);
-  w.Str("node.ssh_group", node.ssh_group);
+  w.Int("node.groups", static_cast<int>(node.groups.size()));
+  for (const auto& [table, group] : node.groups) w.Str(table, group);
   WritePython(w, node.python);
   w.Ints("node.gpus", node.gpus);
   w.Ints("node.cpus", node.cpus);
@@ -64,13 +65,12 @@ void WriteNode(SpecWriter& w, const NodeSpec& node) {
   w.Int("node.index", node.index);
 }
 
-void WriteSshGroup(SpecWriter& w, const SshGroup& group) {
-  w.Str("ssh.name", group.name);
-  w.Str("ssh.user", group.user);
-  w.Int("ssh.port", group.port);
-  w.Str("ssh.key_file", group.key_file);
-  w.Str("ssh.known_hosts", group.known_hosts);
-  w.Env("ssh.env", group.env);
+// A transport's settings are opaque here: they describe themselves.
+void WriteSettings(SpecWriter& w, const std::string& name, const TransportSettings& settings) {
+  std::vector<std::pair<std::string, std::string>> fields = settings.Describe();
+  w.Str("settings", name);
+  w.Int("settings.fields", static_cast<int>(fields.size()));
+  for (const auto& [field, value] : fields) w.Str(field, value);
 }
 
 }  // namespace
@@ -83,8 +83,6 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Str("spec_path", spec.spec_path);
   w.Int("nodes", static_cast<int>(spec.nodes.size()));
   for (const NodeSpec& node : spec.nodes) WriteNode(w, node);
-  w.Int("ssh_groups", static_cast<int>(spec.ssh_groups.size()));
-  for (const SshGroup& group : spec.ssh_groups) WriteSshGroup(w, group);
   w.Bool("keys.distribute", spec.keys.distribute);
   w.Bool("sync.enabled", spec.sync.enabled);
   w.Str("sync.source", spec.sync.source);
@@ -100,9 +98,10 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Int("job.restarts", spec.job.restarts);
   w.Int("job.supervisor_port", spec.SupervisorPort());
   w.Int("job.heartbeat_timeout_ms", absl::ToInt64Milliseconds(spec.job.heartbeat_timeout));
-  w.Str("docker.image", spec.docker.image);
-  w.Str("docker.network", spec.docker.network);
-  w.Bool("docker.create", spec.docker.create);
+  w.Int("transport_settings", static_cast<int>(spec.transport_settings.size()));
+  for (const auto& [name, settings] : spec.transport_settings) {
+    WriteSettings(w, name, *settings);
+  }
   return digester.Hex();
 }
 

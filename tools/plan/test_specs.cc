@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "plugins/ssh/ssh_groups.h"
+
 namespace fleetplan {
 
 NodeSpec TestNode(const std::string& name, const std::string& address,
@@ -24,11 +26,11 @@ ClusterSpec TwoByTwoSpec() {
   spec.name = "resnet-2x2";
   spec.spec_path = "/home/me/fleetplan/cluster_specs/lambda.toml";
   NodeSpec worker = TestNode("worker", "104.171.200.182", 0, 2, {0, 1});
-  worker.ssh_group = "lambda-b";
+  worker.groups["ssh"] = "lambda-b";
   NodeSpec head = TestNode("head", "104.171.200.62", 1, 2, {0, 1});
   head.private_address = "10.0.0.5";
   head.chief = true;
-  head.ssh_group = "lambda";
+  head.groups["ssh"] = "lambda";
   spec.nodes = {worker, head};
   SshGroup lambda;
   lambda.name = "lambda";
@@ -39,7 +41,7 @@ ClusterSpec TwoByTwoSpec() {
   SshGroup lambda_b;
   lambda_b.name = "lambda-b";
   lambda_b.user = "ubuntu";
-  spec.ssh_groups = {lambda, lambda_b};
+  EditSshGroups(spec).groups = {lambda, lambda_b};
   spec.keys.distribute = true;
   spec.sync.enabled = true;
   spec.sync.source = "/home/me/fleetplan";

@@ -1,6 +1,13 @@
 #include "tools/spec/cluster_spec.h"
 
+#include <algorithm>
+
 namespace fleetplan {
+
+std::string NodeSpec::GroupIn(absl::string_view table) const {
+  auto it = groups.find(table);
+  return it == groups.end() ? std::string() : it->second;
+}
 
 const NodeSpec& ClusterSpec::chief() const {
   for (const NodeSpec& node : nodes) {
@@ -9,11 +16,27 @@ const NodeSpec& ClusterSpec::chief() const {
   return nodes.front();
 }
 
-const SshGroup* ClusterSpec::FindSshGroup(const std::string& name) const {
-  for (const SshGroup& group : ssh_groups) {
-    if (group.name == name) return &group;
+const TransportSettings* ClusterSpec::Settings(absl::string_view name) const {
+  auto it = transport_settings.find(name);
+  return it == transport_settings.end() ? nullptr : it->second.get();
+}
+
+bool ClusterSpec::DefinesGroup(absl::string_view table, absl::string_view group) const {
+  const TransportSettings* settings = Settings(table);
+  if (settings == nullptr) return false;
+  std::vector<std::string> names = settings->GroupNames();
+  return std::find(names.begin(), names.end(), group) != names.end();
+}
+
+EnvList ClusterSpec::GroupEnv(const NodeSpec& node) const {
+  EnvList env;
+  for (const auto& [table, group] : node.groups) {
+    if (const TransportSettings* settings = Settings(table)) {
+      EnvList more = settings->GroupEnv(group);
+      env.insert(env.end(), more.begin(), more.end());
+    }
   }
-  return nullptr;
+  return env;
 }
 
 }  // namespace fleetplan

@@ -1,15 +1,20 @@
 #ifndef FLEETPLAN_TOOLS_SPEC_CLUSTER_SPEC_H_
 #define FLEETPLAN_TOOLS_SPEC_CLUSTER_SPEC_H_
 
-// The fully resolved cluster spec: what a TOML file says once defaults,
-// per-node overrides and named ssh groups are applied. Plain data; the
-// parser (spec_parser.h) builds it and every later stage only reads it.
+// The fully resolved cluster spec: what a TOML file says once defaults and
+// per-node overrides are applied. Plain data; the parser (spec_parser.h)
+// builds it and every later stage only reads it. What only one transport
+// reads (its own table) is kept opaque, as that transport's
+// TransportSettings, parsed by the transport (settings_parser.h).
 
+#include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 
 namespace fleetplan {
@@ -33,15 +38,26 @@ struct PythonEnv {
   std::string conda_sh;  // kConda: conda.sh, sourced before `conda activate`
 };
 
-// A named [ssh.<name>] group: how apply reaches a set of nodes, and the
-// environment those nodes' ranks get.
-struct SshGroup {
-  std::string name;
-  std::string user;         // empty: ~/.ssh/config or the local user
-  int port = 0;             // 0: ~/.ssh/config or 22
-  std::string key_file;     // on the machine that runs apply; "~" unexpanded
-  std::string known_hosts;  // empty: ~/.ssh/known_hosts
-  EnvList env;              // sorted by name; `$VAR` is expanded on the node
+// What a transport reads from its own table of the spec, opaque to the
+// core. A transport's settings parser (settings_parser.h) builds it; the
+// transport casts it back to its own type. Immutable once parsed.
+class TransportSettings {
+ public:
+  virtual ~TransportSettings() = default;
+
+  // The groups the table defines, in file order, for a transport whose
+  // nodes pick one by a node key named like the table (a node's
+  // `<table> = "<group>"` picks [<table>.<group>]). Default: none.
+  virtual std::vector<std::string> GroupNames() const { return {}; }
+
+  // What the ranks on the nodes of `group` add to their environment (layer
+  // 3 in tools/plan/rank_env.h; `$NAME` in a value is expanded on the node),
+  // sorted by name. Default, and for an unknown group: nothing.
+  virtual EnvList GroupEnv(absl::string_view group) const { return {}; }
+
+  // Every setting as (name, value), in a fixed order. The spec digest hashes
+  // them: a setting left out would let a changed spec pass for a saved plan.
+  virtual std::vector<std::pair<std::string, std::string>> Describe() const = 0;
 };
 
 // One node, fully resolved.
@@ -49,9 +65,11 @@ struct NodeSpec {
   std::string name;             // default: address
   std::string address;          // what apply connects to
   std::string private_address;  // what other nodes reach it by; default: address
-  std::string transport;        // "ssh" | "local" | "docker" | any registered
+  std::string transport;        // the name of a registered transport
   std::string workdir;          // absolute
-  std::string ssh_group;        // name of an SshGroup, or empty
+  // The settings groups the node picks: table name -> group name, from its
+  // node keys named like a transport's table (`<table> = "<group>"`).
+  std::map<std::string, std::string, std::less<>> groups;
   PythonEnv python;
   std::vector<int> gpus;
   std::vector<int> cpus;
@@ -59,6 +77,9 @@ struct NodeSpec {
   int nproc = 1;   // ranks on this node (job.nproc_per_node, else len(gpus), else 1)
   int index = 0;   // position in the file: GROUP_RANK
   SourceLocation location;  // of its [[nodes]] table
+
+  // The group the node picks in `table`'s settings, or "" when none.
+  std::string GroupIn(absl::string_view table) const;
 };
 
 struct KeysSpec {
@@ -94,30 +115,30 @@ struct JobSpec {
   bool program_is_label() const { return program.rfind("//", 0) == 0; }
 };
 
-struct DockerSpec {
-  std::string image;
-  std::string network;
-  bool create = false;
-};
-
 struct ClusterSpec {
   std::string name;       // default: the spec file's stem
   std::string spec_path;  // absolute path of the spec file
   std::vector<NodeSpec> nodes;
-  std::vector<SshGroup> ssh_groups;  // in file order
   KeysSpec keys;
   SyncSpec sync;
   EnvList env;  // [env], for every rank on every node, sorted by name
   NetworkSpec network;
   JobSpec job;
-  DockerSpec docker;
+  // Each transport's own settings, by its table's name ("[<name>]" or
+  // "[<name>.<group>]"); a table the spec does not have is absent.
+  std::map<std::string, std::shared_ptr<const TransportSettings>, std::less<>> transport_settings;
 
   // The chief: the node marked chief, else the only node.
   const NodeSpec& chief() const;
   // [job] supervisor_port, else master_port + 1.
   int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
-  // The group named `name`, or nullptr.
-  const SshGroup* FindSshGroup(const std::string& name) const;
+  // The settings read from table `name`, or nullptr when the spec has none.
+  const TransportSettings* Settings(absl::string_view name) const;
+  // True when table `table`'s settings define `group`.
+  bool DefinesGroup(absl::string_view table, absl::string_view group) const;
+  // What the ranks of `node` add to their environment from the groups it
+  // picks (rank_env.h layer 3; `$NAME` expanded on the node), in table order.
+  EnvList GroupEnv(const NodeSpec& node) const;
 };
 
 }  // namespace fleetplan

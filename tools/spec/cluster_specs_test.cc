@@ -5,6 +5,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
+#include "plugins/docker/docker_settings.h"
 #include "tools/spec/spec_parser.h"
 #include "tools/util/status_matchers.h"
 
@@ -37,7 +38,7 @@ TEST(ClusterSpecsTest, Lambda) {
 TEST(ClusterSpecsTest, AutoDist) {
   ClusterSpec spec = Load("autodist-3node.toml");
   ASSERT_EQ(spec.nodes.size(), 3u);
-  EXPECT_EQ(spec.ssh_groups.size(), 2u);
+  EXPECT_EQ(spec.Settings("ssh")->GroupNames().size(), 2u);
   EXPECT_EQ(spec.nodes[1].python.kind, PythonEnv::Kind::kVenv);
   EXPECT_EQ(spec.nodes[2].python.kind, PythonEnv::Kind::kConda);
   EXPECT_EQ(spec.nodes[2].nproc, 2);
@@ -62,8 +63,8 @@ TEST(ClusterSpecsTest, DockerCi) {
   ClusterSpec spec = Load("docker-ci.toml");
   ASSERT_EQ(spec.nodes.size(), 3u);
   EXPECT_EQ(spec.nodes[2].transport, "docker");
-  EXPECT_TRUE(spec.docker.create);
-  EXPECT_EQ(spec.docker.image, "fleetplan-node:latest");
+  EXPECT_TRUE(DockerSettingsOf(spec).create);
+  EXPECT_EQ(DockerSettingsOf(spec).image, "fleetplan-node:latest");
   EXPECT_EQ(spec.job.program, "//trainer:train");
 }
 

@@ -19,7 +19,8 @@ absl::StatusOr<ClusterSpec> ParseSpec(absl::string_view text,
                                       const std::string& path);
 
 // Reads the file at `path` (made absolute against the current directory)
-// and parses it. NotFound naming the file when it cannot be read.
+// and parses it. NotFound naming the file when it cannot be read,
+// InvalidArgument "<path>: is a directory, not a spec file" for a directory.
 absl::StatusOr<ClusterSpec> LoadSpecFile(const std::string& path);
 
 }  // namespace fleetplan

@@ -1,9 +1,13 @@
 #include "tools/spec/spec_parser.h"
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
+#include "plugins/docker/docker_settings.h"
+#include "plugins/ssh/ssh_groups.h"
+#include "tools/spec/settings_parser.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -34,6 +38,13 @@ user = "ubuntu"
 program = "//trainer:train"
 )";
 
+// $TEST_TMPDIR without a trailing "/", as LoadSpecFile names it.
+std::string NormalizedTmpDir() {
+  std::string dir = getenv("TEST_TMPDIR");
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string ErrorOf(const std::string& text) {
   absl::StatusOr<ClusterSpec> spec = ParseSpec(text, kPath);
   EXPECT_FALSE(spec.ok()) << "parsed without error:\n" << text;
@@ -52,7 +63,7 @@ TEST(SpecParserTest, ResolvesDefaultsAndDerivedValues) {
   EXPECT_EQ(worker.private_address, "10.0.0.2");
   EXPECT_EQ(worker.transport, "ssh");
   EXPECT_EQ(worker.workdir, "/home/ubuntu/project");
-  EXPECT_EQ(worker.ssh_group, "lambda");
+  EXPECT_EQ(worker.GroupIn("ssh"), "lambda");
   EXPECT_EQ(worker.nproc, 2);
   EXPECT_EQ(worker.index, 1);
   EXPECT_FALSE(worker.chief);
@@ -117,7 +128,7 @@ args = ["--a", "--b=c"]
   EXPECT_EQ(spec.job.program, "bin/train");
   EXPECT_EQ(spec.job.restarts, 2);
   EXPECT_EQ(spec.job.args, (std::vector<std::string>{"--a", "--b=c"}));
-  EXPECT_EQ(spec.docker.image, "img:latest");
+  EXPECT_EQ(DockerSettingsOf(spec).image, "img:latest");
 }
 
 TEST(SpecParserTest, ReadsSshGroupsEnvNetworkAndKeys) {
@@ -139,7 +150,9 @@ ib = false
 p2p = true
 master_port = 1234
 )"), kPath));
-  const SshGroup* other = spec.FindSshGroup("other");
+  const auto* groups = dynamic_cast<const SshGroups*>(spec.Settings("ssh"));
+  ASSERT_NE(groups, nullptr);
+  const SshGroup* other = groups->Find("other");
   ASSERT_NE(other, nullptr);
   EXPECT_EQ(other->user, "ec2-user");
   EXPECT_EQ(other->port, 2222);
@@ -188,6 +201,27 @@ TEST(SpecParserTest, UnknownTopLevelTable) {
             "/specs/cluster.toml:21:2: error: netwrok: unknown key (expected one of: name, "
             "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
             "`network`?\n  [netwrok]\n   ^");
+}
+
+TEST(SpecParserTest, UnknownTransportTableSuggestsARegisteredOne) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[dockr]\nimage = \"x\"\n")),
+            "/specs/cluster.toml:21:2: error: dockr: unknown key (expected one of: name, "
+            "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
+            "`docker`?\n  [dockr]\n   ^");
+}
+
+// The tables and node keys of a transport exist only while its settings
+// parser is registered: without the ssh plugin, [ssh.<group>] is unknown.
+TEST(SpecParserTest, TablesOfUnlinkedTransportsAreUnknown) {
+  ScopedSettingsParser no_ssh("ssh", nullptr);
+  std::string error = ErrorOf(kBase);
+  EXPECT_EQ(error.substr(0, error.find('\n')),
+            "/specs/cluster.toml:16:2: error: ssh: unknown key (expected one of: name, "
+            "defaults, nodes, keys, sync, env, network, job, docker)");
+  EXPECT_NE(error.find("defaults.ssh: unknown key (expected one of: transport, workdir, "
+                       "python, gpus, cpus)"),
+            std::string::npos)
+      << error;
 }
 
 TEST(SpecParserTest, WrongTypeNamesTheExpectedOne) {
@@ -414,6 +448,14 @@ TEST(SpecParserTest, NoNodesAndNoJob) {
             "  name = \"x\"\n  ^\n"
             "/specs/cluster.toml:1:1: error: job: missing: a [job] table with `program`\n"
             "  name = \"x\"\n  ^");
+}
+
+TEST(SpecParserTest, LoadSpecFileRefusesADirectory) {
+  std::string dir = NormalizedTmpDir();
+  absl::StatusOr<ClusterSpec> spec = LoadSpecFile(dir);
+  ASSERT_FALSE(spec.ok());
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(spec.status().message(), absl::StrCat(dir, ": is a directory, not a spec file"));
 }
 
 TEST(SpecParserTest, LoadSpecFileNamesAMissingFile) {
