@@ -24,22 +24,18 @@ int main(int argc, char** argv) {
       "usage: logs [--follow] [--node=NAME,...] [--rank=N] [--tail=N] [--run=ID] SPEC.toml\n"
       "exit codes: 0 printed (with --follow: the job's status once it ended), 1 a node "
       "could not be read, 2 bad input, 130 interrupted");
-  absl::StatusOr<std::vector<std::string>> positional =
-      fleetplan::ParseMainFlags(argc, argv, __FILE__);
-  if (!positional.ok() || positional->size() != 2) {
-    fprintf(stderr, "logs: %s\n",
-            positional.ok() ? "expected one spec file (see --help)"
-                            : std::string(positional.status().message()).c_str());
+  absl::StatusOr<fleetplan::JobTarget> target =
+      fleetplan::JobTargetFromCommandLine(argc, argv, __FILE__);
+  if (!target.ok()) {
+    fprintf(stderr, "logs: %s\n", std::string(target.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
-  fleetplan::JobTarget target;
-  target.spec = (*positional)[1];
-  target.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
   fleetplan::LogsCommandOptions options;
   options.follow = absl::GetFlag(FLAGS_follow);
   options.nodes = absl::GetFlag(FLAGS_node);
   options.rank = absl::GetFlag(FLAGS_rank);
   options.tail = absl::GetFlag(FLAGS_tail);
   options.run_id = absl::GetFlag(FLAGS_run);
-  return fleetplan::RunLogsCommand(target, options);
+  return fleetplan::RunLogsCommand(*target, options);
 }

@@ -20,17 +20,13 @@ int main(int argc, char** argv) {
       "usage: status [--json] [--connect-timeout=S] SPEC.toml\n"
       "exit codes: 0 read (whatever the job's state), 1 a node could not be read, "
       "2 bad input");
-  absl::StatusOr<std::vector<std::string>> positional =
-      fleetplan::ParseMainFlags(argc, argv, __FILE__);
-  if (!positional.ok() || positional->size() != 2) {
-    fprintf(stderr, "status: %s\n",
-            positional.ok() ? "expected one spec file (see --help)"
-                            : std::string(positional.status().message()).c_str());
+  absl::StatusOr<fleetplan::JobTarget> target =
+      fleetplan::JobTargetFromCommandLine(argc, argv, __FILE__);
+  if (!target.ok()) {
+    fprintf(stderr, "status: %s\n", std::string(target.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
-  fleetplan::JobTarget target;
-  target.spec = (*positional)[1];
-  target.json = absl::GetFlag(FLAGS_json);
-  target.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
-  return fleetplan::RunStatusCommand(target);
+  target->json = absl::GetFlag(FLAGS_json);
+  target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  return fleetplan::RunStatusCommand(*target);
 }

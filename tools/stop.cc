@@ -18,16 +18,12 @@ int main(int argc, char** argv) {
       "usage: stop [--connect-timeout=S] SPEC.toml\n"
       "exit codes: 0 nothing of the job runs any more, 1 a node could not be stopped or "
       "reached, 2 bad input");
-  absl::StatusOr<std::vector<std::string>> positional =
-      fleetplan::ParseMainFlags(argc, argv, __FILE__);
-  if (!positional.ok() || positional->size() != 2) {
-    fprintf(stderr, "stop: %s\n",
-            positional.ok() ? "expected one spec file (see --help)"
-                            : std::string(positional.status().message()).c_str());
+  absl::StatusOr<fleetplan::JobTarget> target =
+      fleetplan::JobTargetFromCommandLine(argc, argv, __FILE__);
+  if (!target.ok()) {
+    fprintf(stderr, "stop: %s\n", std::string(target.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
-  fleetplan::JobTarget target;
-  target.spec = (*positional)[1];
-  target.transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
-  return fleetplan::RunStopCommand(target);
+  target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  return fleetplan::RunStopCommand(*target);
 }

@@ -146,6 +146,18 @@ std::string ExitText(const std::map<int, int>& statuses) {
 
 }  // namespace
 
+absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv,
+                                                   const char* main_file) {
+  absl::StatusOr<std::vector<std::string>> positional = ParseMainFlags(argc, argv, main_file);
+  if (!positional.ok()) return positional.status();
+  if (positional->size() != 2) {
+    return absl::InvalidArgumentError("expected one spec file (see --help)");
+  }
+  JobTarget target;
+  target.spec = (*positional)[1];
+  return target;
+}
+
 int RunStatusCommand(const JobTarget& target) {
   absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
   if (!opened.ok()) return OpenFailure("status", opened.status());
