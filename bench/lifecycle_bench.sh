@@ -9,8 +9,8 @@
 #
 #   bench/lifecycle_bench.sh [N]      (run as root; RUNS=10 by default)
 #
-# Nodes are OpenSSH servers on 127.0.0.1 (bench/loopback_sshd.sh), each
-# with its own workdir; they share this machine's process table, which is
+# Nodes are OpenSSH servers on loopback addresses (bench/loopback_sshd.sh),
+# each with its own workdir; they share this machine's process table, which is
 # what lets (b) watch every node at once.
 set -euo pipefail
 
@@ -18,10 +18,15 @@ cd "$(dirname "$0")/.."
 n=${1:-8}
 runs=${RUNS:-10}
 
-ob=/root/.cache/bazel-ob/ssh
-bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-apply \
-  //tools:fleetplan-status //tools:fleetplan-stop >&2
-bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools"
+# FLEETPLAN_BIN: a folder that holds fleetplan-apply, -status and -stop
+# already built (with apply's runfiles); default: build them with -c opt.
+bin=${FLEETPLAN_BIN:-}
+if [ -z "$bin" ]; then
+  ob=/root/.cache/bazel-ob/ssh
+  bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-apply \
+    //tools:fleetplan-status //tools:fleetplan-stop >&2
+  bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools"
+fi
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
@@ -50,7 +55,7 @@ write_spec() {  # FAIL_RANK
     for ((i = 1; i <= n; i++)); do
       echo '[[nodes]]'
       echo "name = \"node$i\""
-      echo 'address = "127.0.0.1"'
+      echo "address = \"${addrs[i - 1]}\""
       echo "workdir = \"$work/nodes/$i\""
       echo "ssh = \"g$i\""
       ((i == 1)) && echo 'chief = true'

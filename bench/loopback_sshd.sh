@@ -1,15 +1,17 @@
-# Sourced by the ssh benchmarks: N OpenSSH servers on 127.0.0.1, each in a
-# mount namespace where root's ~/.bashrc is masked, so that figures measure
-# the tools and not this host's shell start-up.
+# Sourced by the ssh benchmarks: N OpenSSH servers on loopback addresses of
+# their own (127.0.1.1, 127.0.1.2, ...), each in a mount namespace where
+# root's ~/.bashrc is masked, so that figures measure the tools and not this
+# host's shell start-up.
 #
 #   start_loopback_sshd N
 #
 # leaves: $work (a temporary folder, removed on exit, with client_key,
-# known_hosts and ssh_config where node1..nodeN are the servers), ports[]
-# (node i listens on ports[i-1]), and stops the servers on exit.
+# known_hosts and ssh_config where node1..nodeN are the servers), addrs[]
+# and ports[] (node i listens on addrs[i-1]:ports[i-1]), and stops the
+# servers on exit.
 
 start_loopback_sshd() {
-  local max=$1 i port
+  local max=$1 i port addr
   work=$(mktemp -d /tmp/ssh_bench.XXXXXX)
   pids=()
   trap cleanup_loopback_sshd EXIT
@@ -17,15 +19,17 @@ start_loopback_sshd() {
   ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/host_key"
   ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/client_key"
   cp "$work/client_key.pub" "$work/authorized_keys"
-  ports=()
+  ports=() addrs=()
   : >"$work/known_hosts"
   : >"$work/ssh_config"
   for ((i = 1; i <= max; i++)); do
     port=$(free_port)
+    addr="127.0.$((1 + i / 250)).$((1 + i % 250))"
     ports+=("$port")
+    addrs+=("$addr")
     cat >"$work/sshd_$i.conf" <<CONF
 Port $port
-ListenAddress 127.0.0.1
+ListenAddress $addr
 HostKey $work/host_key
 AuthorizedKeysFile $work/authorized_keys
 PidFile none
@@ -39,8 +43,8 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 CONF
     unshare -m sh -c "mount --bind /dev/null /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $work/sshd_$i.conf" &
     pids+=($!)
-    echo "[127.0.0.1]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
-    printf 'Host node%d\n  HostName 127.0.0.1\n  Port %d\n' "$i" "$port" >>"$work/ssh_config"
+    echo "[$addr]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
+    printf 'Host node%d\n  HostName %s\n  Port %d\n' "$i" "$addr" "$port" >>"$work/ssh_config"
   done
   cat >>"$work/ssh_config" <<CONF
 Host *

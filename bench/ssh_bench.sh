@@ -5,9 +5,8 @@
 #
 #   bench/ssh_bench.sh [N...]        (default: 8 16; run as root)
 #
-# Nodes are N OpenSSH servers on 127.0.0.1, each in a mount namespace where
-# root's ~/.bashrc is masked, so the figures measure the tools and not this
-# host's shell start-up. All three tools use the same keys and known_hosts.
+# Nodes are N OpenSSH servers on loopback addresses (bench/loopback_sshd.sh).
+# All three tools use the same keys and known_hosts.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -27,13 +26,13 @@ start_loopback_sshd "$max"
 for n in "${sizes[@]}"; do
   nodes=() hosts=()
   for ((i = 1; i <= n; i++)); do
-    nodes+=("127.0.0.1:${ports[i - 1]}")
+    nodes+=("${addrs[i - 1]}:${ports[i - 1]}")
     hosts+=("node$i")
   done
   {
     echo "[all]"
     for ((i = 1; i <= n; i++)); do
-      echo "node$i ansible_host=127.0.0.1 ansible_port=${ports[i - 1]}"
+      echo "node$i ansible_host=${addrs[i - 1]} ansible_port=${ports[i - 1]}"
     done
     echo "[all:vars]"
     echo "ansible_user=root"
