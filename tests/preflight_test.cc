@@ -1,10 +1,12 @@
 // apply's preflight end to end on the Docker test bed: two node containers
 // reached through the docker transport, one planted fault per test (a port
 // taken on the chief, an unwritable workdir, a missing venv, a node with a
-// different LibTorch, a listed GPU that is not there). Each apply must stop
-// before launch, naming the node, what it found and the fix, and no rank
-// may start. With nothing wrong, "auto" resolves to the containers' eth0
-// and the ranks get it; `plan --check` finds the same and writes nothing.
+// different LibTorch, a listed GPU that is not there, a slim node without
+// /etc/alternatives and so without awk and libblas.so.3). Each apply must
+// stop before launch, naming the node, what it found and the fix, and no
+// rank may start. With nothing wrong, "auto" resolves to the containers'
+// eth0 and the ranks get it, with `ip` on the nodes or not; `plan --check`
+// finds the same and writes nothing.
 //
 // The containers are the test bed's (tests/testbed/cluster.sh), started
 // before apply so that a test can plant its fault in one of them; apply
@@ -92,9 +94,11 @@ class PreflightTest : public DockerTestbedTest {
   }
 
   // rank.sh records its environment first thing, and the agent makes its
-  // log folder before it starts a rank: neither may exist on any node.
+  // log folder before it starts a rank: neither may exist on any node. Nor
+  // may a preflight agent (the chief's listener) be left running.
   void ExpectNoRankStarted() {
     for (int i = 0; i < kNodes; ++i) {
+      EXPECT_THAT(ContainerProcessesMentioning(Node(i), "--preflight="), IsEmpty()) << Node(i);
       EXPECT_THAT(Exec(i, "ls /tmp/rank-*.env 2>/dev/null; true"), IsOkAndHolds(""))
           << Node(i);
       EXPECT_THAT(Exec(i, absl::StrCat("ls -d ", kWorkdir, "/.fleetplan/nodes/*/logs "
@@ -119,16 +123,14 @@ TEST_F(PreflightTest, AutoPicksEth0AndTheRanksGetIt) {
   ASSERT_EQ(plan.status, 0) << plan.output;
   EXPECT_THAT(plan.output, HasSubstr("NCCL_SOCKET_IFNAME=auto (resolved per node by preflight"));
 
-  // Before anything is there: every check that can run passes, and the
-  // nodes are left as they were.
+  // Before anything is there the agent that runs the checks is not either:
+  // each node says so (a skip, not a pass), and is left as it was.
   ToolResult check = Check(spec);
   EXPECT_EQ(check.status, 0) << check.output;
-  EXPECT_THAT(check.output, HasSubstr("fleetplan-agent is not on this node yet"));
-  EXPECT_THAT(check.output, HasSubstr("every check passed on 2 nodes"));
   for (int i = 0; i < kNodes; ++i) {
-    // The workdir can be created (it is not there yet), eth0 is found.
-    EXPECT_THAT(check.output, testing::ContainsRegex(absl::StrCat("\n  ", Node(i),
-                                                                  " +ok .*eth0\n")));
+    EXPECT_THAT(check.output,
+                HasSubstr(absl::StrCat("skip ", Node(i), " agent: fleetplan-agent is not on "
+                                       "this node yet")));
     EXPECT_THAT(Exec(i, absl::StrCat("test -e ", kWorkdir, " && echo there; true")),
                 IsOkAndHolds(""));
   }
@@ -152,6 +154,56 @@ TEST_F(PreflightTest, AutoPicksEth0AndTheRanksGetIt) {
   ToolResult again = RunTool({"tools/fleetplan-apply", "--json", spec}, absl::Seconds(120));
   ASSERT_EQ(again.status, 0) << again.output;
   EXPECT_THAT(FinishedSteps(again.output).changed, IsEmpty()) << again.output;
+
+  // With the agent there, plan --check runs every check and finds the same.
+  ToolResult checked = Check(spec);
+  EXPECT_EQ(checked.status, 0) << checked.output;
+  EXPECT_THAT(checked.output, HasSubstr("every check passed on 2 nodes"));
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(checked.output,
+                testing::ContainsRegex(absl::StrCat("\n  ", Node(i), " +ok .*eth0\n")));
+  }
+}
+
+TEST_F(PreflightTest, WithoutIpTheInterfaceIsStillFound) {
+  // The ranks' PATH holds every command of the host's but ip.
+  for (int i = 0; i < kNodes; ++i) {
+    ASSERT_THAT(Exec(i, "mkdir -p /opt/noip && for f in /usr/bin/* /usr/sbin/*; do "
+                        "case ${f##*/} in ip) ;; *) ln -sf \"$f\" /opt/noip/ ;; esac; done"),
+                IsOk());
+    EXPECT_THAT(Exec(i, "PATH=/opt/noip; command -v ip || echo none"), IsOkAndHolds("none"));
+  }
+  SpecOptions options;
+  options.env = "PATH = \"/opt/noip\"\n";
+  ToolResult apply = Apply(WriteSpec(options));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(apply.output, testing::ContainsRegex(absl::StrCat("\n  ", Node(i),
+                                                                  " +ok .*eth0\n")));
+    EXPECT_THAT(Exec(i, absl::StrCat("grep NCCL_SOCKET_IFNAME= /tmp/rank-", i, ".env")),
+                IsOkAndHolds("NCCL_SOCKET_IFNAME=eth0"))
+        << Node(i);
+  }
+}
+
+TEST_F(PreflightTest, ASlimNodeWithoutAlternativesFailsNamingTheLibrary) {
+  // The trainer needs libblas.so.3, a link through /etc/alternatives, as is
+  // awk: a slim image has neither.
+  ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
+  const int slim = kNodes - 1;
+  ASSERT_THAT(Exec(slim, "rm -rf /etc/alternatives"), IsOk());
+  EXPECT_THAT(Exec(slim, "command -v awk || echo none"), IsOkAndHolds("none"));
+  SpecOptions options;
+  options.program = "train";
+  ToolResult apply = Apply(WriteSpec(options));
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output,
+              HasSubstr(absl::StrCat("node '", Node(slim), "', check libraries: ", kWorkdir,
+                                     "/train needs libblas.so.3")));
+  EXPECT_THAT(apply.output, HasSubstr("not found on this node"));
+  EXPECT_THAT(apply.output, Not(HasSubstr(absl::StrCat("node '", Node(0), "', check libraries"))));
+  EXPECT_THAT(apply.output, Not(HasSubstr("] launch:")));
+  ExpectNoRankStarted();
 }
 
 TEST_F(PreflightTest, PortTakenOnTheChief) {
@@ -185,14 +237,11 @@ TEST_F(PreflightTest, UnwritableWorkdir) {
   SpecOptions options;
   options.workdir = "/usr/fleetplan-preflight";
   std::string spec = WriteSpec(options);
+  // plan --check: no agent can be there, so nothing is checked (nor passed).
   ToolResult check = Check(spec);
-  EXPECT_EQ(check.status, 1) << check.output;
-  EXPECT_THAT(check.output, HasSubstr(absl::StrCat(
-                                "node '", Node(0), "', check workdir: /usr/fleetplan-preflight: "
-                                "cannot be created: /usr is not writable by root (on a "
-                                "read-only filesystem, mounted at /usr); expected a folder "
-                                "root can write at this absolute path on every node; fix: "
-                                "choose a workdir on a writable filesystem")));
+  EXPECT_THAT(check.output,
+              HasSubstr(absl::StrCat("skip ", Node(0), " agent: fleetplan-agent is not on this "
+                                     "node yet (/usr/fleetplan-preflight/.fleetplan/bin/")));
 
   ToolResult apply = Apply(spec);
   EXPECT_EQ(apply.status, 1) << apply.output;
@@ -209,7 +258,9 @@ TEST_F(PreflightTest, MissingVenv) {
   SpecOptions options;
   options.defaults = "python = { venv = \"/nonexistent\" }\n";
   std::string spec = WriteSpec(options);
-  for (const ToolResult& result : {Check(spec), Apply(spec)}) {
+  // apply first: its sync puts the agent there, which plan --check needs.
+  ToolResult apply = Apply(spec);
+  for (const ToolResult& result : {apply, Check(spec)}) {
     EXPECT_EQ(result.status, 1) << result.output;
     for (int i = 0; i < kNodes; ++i) {
       EXPECT_THAT(result.output,
@@ -235,7 +286,7 @@ TEST_F(PreflightTest, ADifferentLibtorchOnOneNode) {
   EXPECT_EQ(apply.status, 1) << apply.output;
   EXPECT_THAT(apply.output,
               HasSubstr(absl::StrCat("node '", Node(kNodes - 1), "', check libtorch: "
-                                     "/opt/fp-alt/libtorch_cpu.so.1.13 (LibTorch 1.13, cksum ")));
+                                     "/opt/fp-alt/libtorch_cpu.so.1.13 (LibTorch 1.13, xxh3 ")));
   EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("the other nodes (", Node(0),
                                                    ") load /")));
   EXPECT_THAT(apply.output, HasSubstr("expected the same LibTorch on every node; fix: install"));

@@ -17,7 +17,13 @@
 //       [--tail=N] [--follow]
 //   fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]
 //
-// The preflight checks also run it for its network probes (probe.h):
+// A node's preflight checks (preflight.h), run in the ranks' environment
+// by the plan's shell preamble, which says how the python activation went:
+//
+//   fleetplan-agent --preflight=JSON [--activation=none|ok|failed]
+//       [--activation-output=TEXT]
+//
+// Its network probes also run on their own (probe.h):
 //
 //   fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]
 //   fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]
@@ -46,9 +52,11 @@
 #include "absl/strings/str_split.h"
 #include "tools/agent/job_files.h"
 #include "tools/agent/node_agent.h"
+#include "tools/agent/preflight.h"
 #include "tools/agent/probe.h"
 #include "tools/process/files.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/preflight_request.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/flags.h"
 
@@ -90,6 +98,13 @@ ABSL_FLAG(std::string, probe_connect, "",
           "Probe: connect to HOST:PORT (retrying until --probe-timeout) and exit.");
 ABSL_FLAG(std::string, probe_ifname, "",
           "Probe: print the interface that holds this address and exit.");
+ABSL_FLAG(std::string, preflight, "",
+          "Run this node's preflight checks as this JSON request says "
+          "(tools/protocol/preflight_request.h), print a check line each, and exit 1 when "
+          "one failed.");
+ABSL_FLAG(std::string, activation, "none",
+          "--preflight: how the python activation before it went: none, ok or failed.");
+ABSL_FLAG(std::string, activation_output, "", "--preflight: what a failed activation printed.");
 ABSL_FLAG(std::string, verify_tree, "",
           "Check that this folder holds every file of --manifest as listed and exit.");
 ABSL_FLAG(std::string, manifest, "", "The sync manifest --verify-tree checks against.");
@@ -130,6 +145,29 @@ std::optional<int> RunProbe() {
   }
   std::printf("%s\n", answer->c_str());
   return 0;
+}
+
+// The preflight checks; nullopt when the flags ask for none.
+std::optional<int> RunPreflightChecks() {
+  const std::string json = absl::GetFlag(FLAGS_preflight);
+  if (json.empty()) return std::nullopt;
+  absl::StatusOr<fleetplan::PreflightRequest> request = fleetplan::PreflightRequestFromJson(json);
+  fleetplan::Activation activation;
+  const std::string outcome = absl::GetFlag(FLAGS_activation);
+  if (outcome == "ok") activation.outcome = fleetplan::Activation::Outcome::kOk;
+  else if (outcome == "failed") activation.outcome = fleetplan::Activation::Outcome::kFailed;
+  else if (outcome != "none") request = absl::InvalidArgumentError("--activation: none, ok or failed");
+  if (!request.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(request.status().message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
+  activation.output = absl::GetFlag(FLAGS_activation_output);
+  // A closed stdin would hand its number to a socket, which the chief
+  // would then watch for the end of the other nodes' checks.
+  if (fcntl(STDIN_FILENO, F_GETFD) < 0) open("/dev/null", O_RDONLY);
+  signal(SIGPIPE, SIG_IGN);
+  int stop_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
+  return fleetplan::RunPreflight(*request, activation, stop_fd, stdout);
 }
 
 // Checks the tree the flags name against its manifest; nullopt when they
@@ -319,6 +357,9 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N] "
       "[--tail=N] [--follow]\n"
       "  fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]\n"
+      "The preflight checks of this node, in the ranks' environment:\n"
+      "  fleetplan-agent --preflight=JSON [--activation=none|ok|failed] "
+      "[--activation-output=TEXT]\n"
       "Network probes of the preflight checks:\n"
       "  fleetplan-agent --probe-listen=PORT --probe-expect=N [--probe-timeout=10m]\n"
       "  fleetplan-agent --probe-connect=HOST:PORT [--probe-timeout=30s]\n"
@@ -332,6 +373,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(positional.status().message()).c_str());
     return fleetplan::kExitBadInput;
   }
+  if (std::optional<int> checked = RunPreflightChecks(); checked.has_value()) return *checked;
   if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
   if (std::optional<int> verified = RunVerifyTree(); verified.has_value()) return *verified;
 

@@ -28,19 +28,6 @@ namespace {
 // on its way.
 constexpr absl::Duration kListenAfterStop = absl::Seconds(3);
 
-std::string BindFailure(int port, int error) {
-  if (error == EADDRINUSE) {
-    return absl::StrCat(
-        "port ", port, ": in use on this node (bind: ", std::strerror(error),
-        "); expected it free for the rendezvous (MASTER_PORT); fix: stop the process "
-        "that listens on it (ss -ltnp 'sport = :", port,
-        "' names it), or choose another [network] master_port");
-  }
-  return absl::StrCat("port ", port, ": cannot be bound (bind: ", std::strerror(error),
-                      "); expected the rendezvous to be able to listen on it; fix: "
-                      "choose another [network] master_port (above 1023)");
-}
-
 // Waits for the client on `fd` to close first, so that TIME_WAIT stays on
 // its side.
 void CloseAfterPeer(int fd, absl::Duration wait) {
@@ -55,52 +42,74 @@ void CloseAfterPeer(int fd, absl::Duration wait) {
 
 }  // namespace
 
+std::string BindFailure(const PortRole& role, int error) {
+  if (error == EADDRINUSE) {
+    return absl::StrCat(
+        "port ", role.port, ": in use on this node (bind: ", std::strerror(error),
+        "); expected it free for ", role.purpose, "; fix: stop the process "
+        "that listens on it (ss -ltnp 'sport = :", role.port,
+        "' names it), or choose another ", role.key);
+  }
+  return absl::StrCat("port ", role.port, ": cannot be bound (bind: ", std::strerror(error),
+                      "); expected ", role.purpose, " to be able to listen on it; fix: "
+                      "choose another ", role.key, " (above 1023)");
+}
+
+void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duration timeout,
+                    int stop_fd) {
+  absl::Time deadline = absl::Now() + timeout;
+  std::vector<int> accepted(listeners.size(), 0);
+  bool stopped = stop_fd < 0;
+  auto done = [&] {
+    return std::all_of(accepted.begin(), accepted.end(), [&](int n) { return n >= expect; });
+  };
+  while (!done() && absl::Now() < deadline) {
+    std::vector<pollfd> fds;
+    for (int listener : listeners) fds.push_back({listener, POLLIN, 0});
+    if (!stopped) fds.push_back({stop_fd, POLLIN, 0});
+    int ready = poll(fds.data(), fds.size(), RemainingMs(deadline));
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
+    if (!stopped && fds.back().revents != 0) {
+      char byte;
+      // End-of-file (or an error): the other nodes are done. This node's
+      // own connection may still be on its way, so listen a little longer.
+      if (read(stop_fd, &byte, 1) <= 0) {
+        stopped = true;
+        deadline = std::min(deadline, absl::Now() + kListenAfterStop);
+      }
+    }
+    for (size_t i = 0; i < listeners.size(); ++i) {
+      if ((fds[i].revents & POLLIN) == 0) continue;
+      int client = accept4(listeners[i], nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      ++accepted[i];
+      CloseAfterPeer(client, absl::Seconds(5));
+    }
+  }
+}
+
 int RunListenProbe(const ListenProbeOptions& options, std::FILE* out) {
+  PortRole role{options.port, "the rendezvous (MASTER_PORT)", "[network] master_port"};
   int bound = BindAnyAddress(options.port);
   if (bound < 0) {
     std::fprintf(out, "%s\n",
                  FormatCheckLine({std::string(kCheckPort), CheckStatus::kFail,
-                                  BindFailure(options.port, -bound)})
+                                  BindFailure(role, -bound)})
                      .c_str());
     std::fflush(out);
     return 1;
   }
   Fd listener(bound);
-  std::fprintf(out, "%s\n%s %s %d\n",
+  std::fprintf(out, "%s\n%s\n",
                FormatCheckLine({std::string(kCheckPort), CheckStatus::kOk,
                                 absl::StrCat("port ", options.port,
                                              ": free; listening until the ", options.expect,
                                              " nodes have connected")})
                    .c_str(),
-               std::string(kFactLinePrefix).c_str(), std::string(kFactListening).c_str(),
-               options.port);
+               FormatFactLine(kFactListening, absl::StrCat(options.port)).c_str());
   std::fflush(out);
-
-  absl::Time deadline = absl::Now() + options.timeout;
-  int accepted = 0;
-  bool stopped = options.stop_fd < 0;
-  while (accepted < options.expect && absl::Now() < deadline) {
-    pollfd fds[2] = {{listener.get(), POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
-    int ready = poll(fds, stopped ? 1 : 2, RemainingMs(deadline));
-    if (ready < 0 && errno != EINTR) break;
-    if (ready <= 0) continue;
-    if (!stopped && fds[1].revents != 0) {
-      char byte;
-      // End-of-file (or an error): the other nodes are done. The chief's
-      // own connection may still be on its way (its checks start the
-      // listener, then connect), so listen a little longer for it.
-      if (read(options.stop_fd, &byte, 1) <= 0) {
-        stopped = true;
-        deadline = std::min(deadline, absl::Now() + kListenAfterStop);
-      }
-    }
-    if (fds[0].revents & POLLIN) {
-      int client = accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      ++accepted;
-      CloseAfterPeer(client, absl::Seconds(5));
-    }
-  }
+  ServeListeners({listener.get()}, options.expect, options.timeout, options.stop_fd);
   return 0;
 }
 

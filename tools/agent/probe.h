@@ -1,13 +1,13 @@
 #ifndef FLEETPLAN_TOOLS_AGENT_PROBE_H_
 #define FLEETPLAN_TOOLS_AGENT_PROBE_H_
 
-// The network probes of the preflight checks (tools/plan/preflight_script.h),
-// run on the nodes as `fleetplan-agent --probe-listen=PORT`,
-// `--probe-connect=HOST:PORT` and `--probe-ifname=ADDRESS`: the agent is on
-// every node before preflight, and nodes may lack nc, python or bash.
+// The network probes of the preflight checks (preflight.h), also run on
+// their own as `fleetplan-agent --probe-listen=PORT`,
+// `--probe-connect=HOST:PORT` and `--probe-ifname=ADDRESS`.
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -22,15 +22,30 @@ struct ListenProbeOptions {
   int stop_fd = -1;  // end when this reaches end-of-file; -1: never
 };
 
+// What a port the preflight checks bind is for, for their messages.
+struct PortRole {
+  int port = 0;
+  const char* purpose;  // "the rendezvous (MASTER_PORT)"
+  const char* key;      // the spec key that sets it: "[network] master_port"
+};
+
+// The port check's message for `role.port` that could not be bound
+// (`error` an errno): what holds it and the fix.
+std::string BindFailure(const PortRole& role, int error);
+
+// Accepts connections on `listeners`, closing each once its client has
+// closed it (so that no TIME_WAIT holds the port here), until every
+// listener has had `expect`, 3 s after `stop_fd` reaches end-of-file (a
+// connection may be on its way when the others are done; -1: never), or
+// `timeout`.
+void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duration timeout,
+                    int stop_fd);
+
 // Binds `port` on every address with SO_REUSEADDR, as the rendezvous store
 // does, and prints the `port` check line (check_line.h) to `out`: ok, or
 // fail naming the error and the fix; when bound, also the fact
-// `listening <port>`. Then accepts connections, closing each once its
-// client has closed it (so that no TIME_WAIT holds the port here), until
-// `expect` have come, 3 s after `stop_fd` reaches end-of-file (the chief's
-// own connection may be on its way when the others are done), or the
-// timeout.
-// Returns 0 when the port could be bound, else 1.
+// `listening <port>`. Then serves it (ServeListeners) until `expect`
+// connections have come, `stop_fd` ended, or the timeout. Returns 0 when the port could be bound, else 1.
 int RunListenProbe(const ListenProbeOptions& options, std::FILE* out);
 
 // Connects to `target` ("host:port", "[v6]:port"), retrying refused and

@@ -784,7 +784,7 @@ TEST_F(ExecutorTest, ADifferentLibtorchOnOneNodeStopsBeforeLaunch) {
   ApplyResult result = Apply(spec, plan);
   EXPECT_EQ(result.exit_code, kExitApplyFailed);
   EXPECT_THAT(result.message,
-              HasSubstr("node 'b', check libtorch: /opt/libtorch_cpu.so (cksum 1, 2 bytes); "
+              HasSubstr("node 'b', check libtorch: /opt/libtorch_cpu.so (xxh3 1, 2 bytes); "
                         "the other nodes (a, c) load /usr/lib/libtorch_cpu.so.1.13.0"));
   EXPECT_THAT(reporter_->Events("launch"), IsEmpty());
 }
@@ -885,7 +885,7 @@ TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
   plan.phases.insert(plan.phases.begin(), Phase{PhaseKind::kSync, {}});
   world_.reply = [](const std::string& node, const std::string& command) {
     Reply reply;
-    if (absl::StrContains(command, "fp_workdir /w/b ")) {
+    if (absl::StrContains(command, "fp_w=/w/b\n")) {
       reply.output =
           "fleetplan-check workdir fail /w/b: cannot be created (Read-only file system)\n";
       reply.status = 1;

@@ -12,11 +12,10 @@
 namespace fleetplan {
 namespace {
 
-
 // The table's columns in this order; checks not listed follow.
 constexpr absl::string_view kColumnOrder[] = {
-    kCheckWorkdir, kCheckPython, kCheckLibraries, kCheckLibtorch,
-    kCheckGpus,    kCheckPort,   kCheckConnect,   kCheckNccl};
+    kCheckAgent, kCheckWorkdir, kCheckPython,  kCheckLibraries, kCheckLibtorch,
+    kCheckGpus,  kCheckPort,    kCheckConnect, kCheckNccl};
 
 template <typename T>
 void Upsert(std::vector<T>& items, T item, absl::string_view key,
@@ -35,10 +34,11 @@ absl::string_view FactName(const std::pair<std::string, std::string>& fact) {
   return fact.first;
 }
 
-// A libtorch fact: "<cksum> <size> <path>".
+// A libtorch fact: "<digest> <size> <path>", the digest the agent's XXH3-128
+// of the file's content.
 struct Libtorch {
-  std::string identity;  // cksum and size: equal means the same library
-  std::string cksum;
+  std::string identity;  // digest and size: equal means the same library
+  std::string digest;
   std::string size;
   std::string path;
 
@@ -48,7 +48,7 @@ struct Libtorch {
     return {absl::StrCat(parts[0], " ", parts[1]), parts[0], parts[1], parts[2]};
   }
 
-  // "/usr/lib/libtorch_cpu.so.1.13.0 (LibTorch 1.13.0, cksum 1, 2 bytes)"
+  // "/usr/lib/libtorch_cpu.so.1.13.0 (LibTorch 1.13.0, xxh3 1f..., 2 bytes)"
   std::string Describe() const {
     std::string version;
     absl::string_view name = path;
@@ -57,7 +57,7 @@ struct Libtorch {
     if (absl::StartsWith(name, kStem) && name.size() > kStem.size()) {
       version = absl::StrCat("LibTorch ", name.substr(kStem.size()), ", ");
     }
-    return absl::StrCat(path, " (", version, "cksum ", cksum, ", ", size, " bytes)");
+    return absl::StrCat(path, " (", version, "xxh3 ", digest, ", ", size, " bytes)");
   }
 };
 

@@ -39,9 +39,9 @@ TEST(PreflightReportTest, ADifferentLibtorchOnOneNodeFailsNamingBoth) {
   const CheckResult& odd = Result(report, "b", kCheckLibtorch);
   EXPECT_EQ(odd.status, CheckStatus::kFail);
   EXPECT_EQ(odd.message,
-            "/opt/alt lib/libtorch_cpu.so.1.13 (LibTorch 1.13, cksum 11, 22 bytes); the "
+            "/opt/alt lib/libtorch_cpu.so.1.13 (LibTorch 1.13, xxh3 11, 22 bytes); the "
             "other nodes (a, c) load /usr/lib/x86_64-linux-gnu/libtorch_cpu.so.1.13.0 "
-            "(LibTorch 1.13.0, cksum 3047573620, 119940888 bytes); expected the same "
+            "(LibTorch 1.13.0, xxh3 3047573620, 119940888 bytes); expected the same "
             "LibTorch on every node; fix: install that LibTorch on b too, or point its "
             "LD_LIBRARY_PATH at it");
   EXPECT_EQ(Result(report, "a", kCheckLibtorch).status, CheckStatus::kOk);
@@ -59,7 +59,7 @@ TEST(PreflightReportTest, OnATieTheFirstNodeIsTheReference) {
   EXPECT_EQ(Result(report, "chief", kCheckLibtorch).status, CheckStatus::kOk);
   const CheckResult& worker = Result(report, "worker", kCheckLibtorch);
   EXPECT_EQ(worker.status, CheckStatus::kFail);
-  EXPECT_THAT(worker.message, HasSubstr("/x/libtorch_cpu.so (cksum 1, 2 bytes)"));
+  EXPECT_THAT(worker.message, HasSubstr("/x/libtorch_cpu.so (xxh3 1, 2 bytes)"));
 }
 
 TEST(PreflightReportTest, TheSameLibtorchEverywherePasses) {

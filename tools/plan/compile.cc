@@ -178,29 +178,31 @@ std::string PythonDescription(const PythonEnv& python) {
   return "";
 }
 
-// Every node's script names the chief's address, the port and the node
+// Every node's script names the chief's address, the ports and the node
 // count, so a change to any of them reruns every node's preflight, which
 // must run together anyway: the chief listens until all have connected.
 Phase PreflightPhase(const ClusterSpec& spec,
                      const std::vector<std::vector<NodeVar>>& node_envs,
                      const CompileInputs& compile_inputs, PreflightMode mode) {
-  PhaseBuilder phase(PhaseKind::kPreflight, spec.nodes.size(), PreflightLibrary(mode));
+  PhaseBuilder phase(PhaseKind::kPreflight, spec.nodes.size(), PreflightLibrary());
   PreflightInputs inputs;
   inputs.mode = mode;
   inputs.chief = &spec.chief();
   inputs.master_port = spec.network.master_port;
+  inputs.supervisor_port = spec.SupervisorPort();
   inputs.nodes = static_cast<int>(spec.nodes.size());
   inputs.nccl_auto = NcclAuto(spec);
   inputs.job = &spec.job;
   inputs.sync_bytes = compile_inputs.source_bytes;
-  std::string connect =
-      absl::StrCat(ReachAddress(*inputs.chief), ":", spec.network.master_port);
+  std::string connect = absl::StrCat(ReachAddress(*inputs.chief), ":", inputs.master_port, ",",
+                                     inputs.supervisor_port);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, StepKind::kCheck);
     step.inputs.emplace_back("workdir", node.workdir);
     if (&node == inputs.chief) {
       step.inputs.emplace_back("master_port", absl::StrCat(spec.network.master_port));
+      step.inputs.emplace_back("supervisor_port", absl::StrCat(inputs.supervisor_port));
       // Its listener serves the other nodes' connect checks.
       step.serves_phase = true;
     }

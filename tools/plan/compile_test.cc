@@ -234,21 +234,26 @@ TEST(CompilePlanTest, PreflightListsItsChecks) {
   EXPECT_EQ(preflight.steps[0].kind, StepKind::kCheck);
   EXPECT_THAT(preflight.steps[0].inputs,
               ElementsAre(Pair("workdir", "/home/ubuntu/project"),
-                          Pair("connect", "10.0.0.5:29500"),
+                          Pair("connect", "10.0.0.5:29500,29501"),
                           Pair("gpus", "0,1"),
                           Pair("python", "venv /home/ubuntu/venvs/train"),
                           Pair("program", "/home/ubuntu/project/.fleetplan/bin/train"),
                           Pair("nccl_socket_ifname", "auto")));
   EXPECT_FALSE(preflight.steps[0].serves_phase);
-  // Only the chief serves the master port, while the others connect to it.
+  // Only the chief serves the master and supervisor ports, while every
+  // node connects to both.
   EXPECT_THAT(preflight.steps[1].inputs,
-              testing::Contains(Pair("master_port", "29500")));
+              testing::IsSupersetOf({Pair("master_port", "29500"),
+                                     Pair("supervisor_port", "29501")}));
   EXPECT_TRUE(preflight.steps[1].serves_phase);
+  // The agent runs the checks, after the python activation.
   EXPECT_THAT(preflight.steps[1].command,
-              HasSubstr("fp_workdir /home/ubuntu/project "
-                        "/home/ubuntu/project/.fleetplan/nodes/head "));
-  EXPECT_THAT(preflight.steps[1].command, HasSubstr("fp_listen 29500 2\n"));
-  EXPECT_THAT(preflight.steps[0].command, HasSubstr("fp_connect 10.0.0.5 29500 30s\n"));
+              HasSubstr("\"$fp_agent\" '--preflight={\"chief_address\":\"10.0.0.5\","));
+  EXPECT_THAT(preflight.steps[1].command, HasSubstr("\"listen_for\":2,"));
+  EXPECT_THAT(preflight.steps[0].command, HasSubstr("\"listen_for\":0,"));
+  EXPECT_THAT(preflight.steps[0].command, HasSubstr("\"connect_timeout_s\":30.0,"));
+  EXPECT_LT(preflight.steps[0].command.find(". /home/ubuntu/venvs/train/bin/activate"),
+            preflight.steps[0].command.find("--preflight="));
 }
 
 TEST(CompilePlanTest, LaunchCommand) {

@@ -3,7 +3,8 @@
 
 // The shell text a plan runs or writes on a node: the env.sh file, the
 // agent's launch command. Every value from the spec is quoted with
-// tools/util/shell_quote.h. The preflight checks are in preflight_script.h;
+// tools/util/shell_quote.h. The shell around the preflight checks (which
+// the agent runs) is in preflight_script.h;
 // the paths on the node are tools/protocol/node_layout.h's.
 
 #include <string>

@@ -31,8 +31,8 @@ environment
   + worker        write-env      write /home/ubuntu/project/.fleetplan/nodes/worker/env.sh
   + head          write-env      write /home/ubuntu/project/.fleetplan/nodes/head/env.sh
 preflight
-  + worker        check          check workdir=/home/ubuntu/project, connect=10.0.0.5:29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
-  + head          check          check workdir=/home/ubuntu/project, master_port=29500, connect=10.0.0.5:29500, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
+  + worker        check          check workdir=/home/ubuntu/project, connect=10.0.0.5:29500,29501, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
+  + head          check          check workdir=/home/ubuntu/project, master_port=29500, supervisor_port=29501, connect=10.0.0.5:29500,29501, gpus=0,1, python=venv /home/ubuntu/venvs/train, program=/home/ubuntu/project/.fleetplan/bin/train, nccl_socket_ifname=auto
 launch
   + worker        launch-agent   start ranks 0-1
   + head          launch-agent   start ranks 2-3

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -327,6 +328,27 @@ void StopAll(absl::Span<Subprocess* const> processes, absl::Duration grace,
     if (!running && absl::Now() >= kill_at + absl::Seconds(1)) return;
     PumpOutput(processes, {}, absl::Milliseconds(10), on_output);
   }
+}
+
+absl::StatusOr<Completed> RunToCompletion(SubprocessOptions options, absl::Duration timeout) {
+  options.stdin_pipe = false;
+  absl::StatusOr<std::unique_ptr<Subprocess>> child = Subprocess::Start(options);
+  if (!child.ok()) return child.status();
+  Subprocess* processes[] = {child->get()};
+  Completed completed;
+  auto append = [&](size_t, absl::string_view chunk) { absl::StrAppend(&completed.output, chunk); };
+  absl::Time deadline = absl::Now() + timeout;
+  while (!(*child)->TryWait().has_value() || (*child)->output_open()) {
+    if (absl::Now() >= deadline) {
+      completed.timed_out = true;
+      StopAll(processes, absl::Seconds(1), append);
+      break;
+    }
+    PumpOutput(processes, {}, std::min(absl::Milliseconds(100), deadline - absl::Now()),
+               append);
+  }
+  completed.status = (*child)->TryWait().value_or(128 + SIGKILL);
+  return completed;
 }
 
 }  // namespace fleetplan

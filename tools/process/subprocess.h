@@ -104,6 +104,18 @@ std::vector<size_t> PumpOutput(absl::Span<Subprocess* const> processes,
 void StopAll(absl::Span<Subprocess* const> processes, absl::Duration grace,
              const IndexedOutput& on_output);
 
+// What a command run to its end printed and how it ended.
+struct Completed {
+  int status = -1;         // exit status, 128 + N for signal N
+  bool timed_out = false;  // stopped after the timeout (status is then the signal's)
+  std::string output;      // stdout and stderr, merged
+};
+
+// Starts a child as Start does (stdin /dev/null), collects its output until
+// it ends, and stops its process group (SIGTERM, SIGKILL a second later)
+// once `timeout` has passed. Errors as Start's.
+absl::StatusOr<Completed> RunToCompletion(SubprocessOptions options, absl::Duration timeout);
+
 // Exit status of a waitpid() status word: the exit code, or 128 + signal.
 int ExitStatusFromWait(int wait_status);
 

@@ -208,5 +208,25 @@ TEST(ExitStatusTest, MapsWaitStatus) {
   EXPECT_EQ(ExitStatusFromWait(SIGTERM), 128 + SIGTERM);
 }
 
+TEST(SubprocessTest, RunToCompletionCollectsOutputAndStatus) {
+  absl::StatusOr<Completed> done = RunToCompletion(Shell("echo out; echo err >&2; exit 4"),
+                                                   absl::Seconds(10));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_EQ(done->status, 4);
+  EXPECT_FALSE(done->timed_out);
+  EXPECT_EQ(done->output, "out\nerr\n");
+}
+
+TEST(SubprocessTest, RunToCompletionStopsWhatOutlivesTheTimeout) {
+  absl::Time start = absl::Now();
+  absl::StatusOr<Completed> done =
+      RunToCompletion(Shell("echo started; sleep 30"), absl::Milliseconds(300));
+  ASSERT_TRUE(done.ok()) << done.status();
+  EXPECT_TRUE(done->timed_out);
+  EXPECT_EQ(done->status, 128 + SIGTERM);
+  EXPECT_EQ(done->output, "started\n");
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+}
+
 }  // namespace
 }  // namespace fleetplan

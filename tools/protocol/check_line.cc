@@ -47,6 +47,11 @@ std::string FormatCheckLine(const CheckResult& result) {
                       absl::StrReplaceAll(result.message, {{"\r", " "}, {"\n", " "}}));
 }
 
+std::string FormatFactLine(absl::string_view name, absl::string_view value) {
+  return absl::StrCat(kFactLinePrefix, " ", name, " ",
+                      absl::StrReplaceAll(value, {{"\r", " "}, {"\n", " "}}));
+}
+
 CheckOutput ParseCheckOutput(absl::string_view output) {
   CheckOutput parsed;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {

@@ -7,8 +7,9 @@
 //   fleetplan-check <check> ok|fail|skip <message>
 //   fleetplan-fact <name> <value>
 //
-// The preflight script (tools/plan/preflight_script.h) and the launch agent's probes
-// print them; the executor parses them. Any other output line is ignored.
+// The launch agent's preflight checks (tools/agent/preflight.h) print them,
+// and the plan's shell around them where the agent cannot run; the
+// executor parses them. Any other output line is ignored.
 
 #include <string>
 #include <utility>
@@ -21,8 +22,11 @@ namespace fleetplan {
 inline constexpr absl::string_view kCheckLinePrefix = "fleetplan-check";
 inline constexpr absl::string_view kFactLinePrefix = "fleetplan-fact";
 
-// The checks preflight runs (see tools/plan/preflight_script.h), in the order apply's
+// The checks preflight runs (see tools/agent/preflight.h), in the order apply's
 // summary shows them, and the facts they report.
+// Not a check of its own: `skip` or `fail` for a node whose launch agent
+// could not run its checks (not there yet, or it ended abnormally).
+inline constexpr absl::string_view kCheckAgent = "agent";
 inline constexpr absl::string_view kCheckWorkdir = "workdir";
 inline constexpr absl::string_view kCheckPython = "python";
 inline constexpr absl::string_view kCheckLibraries = "libraries";
@@ -34,9 +38,9 @@ inline constexpr absl::string_view kCheckNccl = "nccl";
 // Not run by the script: `skip` for a node that is not there to check yet
 // (`plan --check` of a docker container apply would create).
 inline constexpr absl::string_view kCheckReach = "reach";
-inline constexpr absl::string_view kFactLibtorch = "libtorch";  // <cksum> <size> <path>
+inline constexpr absl::string_view kFactLibtorch = "libtorch";  // <xxh3-128 hex> <size> <path>
 inline constexpr absl::string_view kFactNcclIfname = "nccl_socket_ifname";
-inline constexpr absl::string_view kFactListening = "listening";  // <port>
+inline constexpr absl::string_view kFactListening = "listening";  // <port>...
 
 enum class CheckStatus { kOk, kFail, kSkip };
 
@@ -53,6 +57,10 @@ struct CheckResult {
 // `fleetplan-check <check> <status> <message>` (newlines in the message
 // become spaces), without a trailing newline.
 std::string FormatCheckLine(const CheckResult& result);
+
+// `fleetplan-fact <name> <value>` (newlines in the value become spaces),
+// without a trailing newline.
+std::string FormatFactLine(absl::string_view name, absl::string_view value);
 
 // What one node's check output said, in output order.
 struct CheckOutput {

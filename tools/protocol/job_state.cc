@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
+#include "tools/protocol/json_fields.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -24,77 +25,16 @@ nlohmann::json TimeToJson(absl::Time time) {
   return absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", time, absl::UTCTimeZone());
 }
 
+constexpr absl::string_view kDocument = "job.json";
+
 absl::Status Invalid(absl::string_view key, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("job.json: \"", key, "\" ", what));
+  return InvalidField(kDocument, key, what);
 }
-
-// Reads the fields of one JSON object, naming the first one that is wrong.
-class Fields {
- public:
-  explicit Fields(const nlohmann::json& json) : json_(json) {}
-
-  absl::Status Get(const char* key, std::string* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (!value->is_string()) return Invalid(key, "is not a string");
-    *out = value->get<std::string>();
-    return absl::OkStatus();
-  }
-  absl::Status Get(const char* key, int* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (!value->is_number_integer()) return Invalid(key, "is not an integer");
-    *out = value->get<int>();
-    return absl::OkStatus();
-  }
-  absl::Status Get(const char* key, bool* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (!value->is_boolean()) return Invalid(key, "is not true or false");
-    *out = value->get<bool>();
-    return absl::OkStatus();
-  }
-  absl::Status Get(const char* key, std::optional<int>* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (value->is_null()) {
-      out->reset();
-      return absl::OkStatus();
-    }
-    if (!value->is_number_integer()) return Invalid(key, "is not an integer or null");
-    *out = value->get<int>();
-    return absl::OkStatus();
-  }
-  absl::Status Get(const char* key, absl::Time* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (value->is_null()) {
-      *out = absl::InfinitePast();
-      return absl::OkStatus();
-    }
-    std::string error;
-    if (!value->is_string() ||
-        !absl::ParseTime(absl::RFC3339_full, value->get<std::string>(), out, &error)) {
-      return Invalid(key, "is not an RFC 3339 time or null");
-    }
-    return absl::OkStatus();
-  }
-  absl::Status Get(const char* key, absl::Duration* out) const {
-    FP_ASSIGN_OR_RETURN(const nlohmann::json* value, Find(key));
-    if (!value->is_number()) return Invalid(key, "is not a number of seconds");
-    *out = absl::Seconds(value->get<double>());
-    return absl::OkStatus();
-  }
-
- private:
-  absl::StatusOr<const nlohmann::json*> Find(const char* key) const {
-    auto it = json_.find(key);
-    if (it == json_.end()) return Invalid(key, "is missing");
-    return &*it;
-  }
-
-  const nlohmann::json& json_;
-};
 
 absl::StatusOr<RankState> RankFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Invalid("ranks", "holds something that is not an object");
   RankState rank;
-  Fields fields(json);
+  JsonFields fields(json, kDocument);
   FP_RETURN_IF_ERROR(fields.Get("rank", &rank.rank));
   FP_RETURN_IF_ERROR(fields.Get("pid", &rank.pid));
   FP_RETURN_IF_ERROR(fields.Get("status", &rank.status));
@@ -104,7 +44,7 @@ absl::StatusOr<RankState> RankFromJson(const nlohmann::json& json) {
 absl::StatusOr<JobFailure> FailureFromJson(const nlohmann::json& json) {
   if (!json.is_object()) return Invalid("failure", "is not an object or null");
   JobFailure failure;
-  Fields fields(json);
+  JsonFields fields(json, kDocument);
   FP_RETURN_IF_ERROR(fields.Get("node", &failure.node));
   FP_RETURN_IF_ERROR(fields.Get("rank", &failure.rank));
   FP_RETURN_IF_ERROR(fields.Get("status", &failure.status));
@@ -181,7 +121,7 @@ absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view text) {
                                               /*allow_exceptions=*/false);
   if (!json.is_object()) return absl::InvalidArgumentError("job.json: not a JSON object");
   NodeJobState state;
-  Fields fields(json);
+  JsonFields fields(json, kDocument);
   FP_RETURN_IF_ERROR(fields.Get("run_id", &state.run_id));
   FP_RETURN_IF_ERROR(fields.Get("node", &state.node));
   FP_RETURN_IF_ERROR(fields.Get("coordinator", &state.coordinator));

@@ -1,0 +1,102 @@
+#include "tools/protocol/json_fields.h"
+
+#include "absl/strings/str_cat.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+
+absl::Status InvalidField(absl::string_view document, absl::string_view key,
+                          absl::string_view what) {
+  return absl::InvalidArgumentError(absl::StrCat(document, ": \"", key, "\" ", what));
+}
+
+absl::Status JsonFields::Find(const char* key, const nlohmann::json** out) const {
+  *out = Optional(key);
+  return *out == nullptr ? Invalid(key, "is missing") : absl::OkStatus();
+}
+
+const nlohmann::json* JsonFields::Optional(const char* key) const {
+  auto it = json_.find(key);
+  return it == json_.end() ? nullptr : &*it;
+}
+
+absl::Status JsonFields::Get(const char* key, std::string* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_string()) return Invalid(key, "is not a string");
+  *out = value->get<std::string>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, int* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_number_integer()) return Invalid(key, "is not an integer");
+  *out = value->get<int>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, uint64_t* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_number_unsigned()) return Invalid(key, "is not a count");
+  *out = value->get<uint64_t>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, bool* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_boolean()) return Invalid(key, "is not true or false");
+  *out = value->get<bool>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, std::vector<int>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_array()) return Invalid(key, "is not a list of integers");
+  out->clear();
+  for (const nlohmann::json& item : *value) {
+    if (!item.is_number_integer()) return Invalid(key, "is not a list of integers");
+    out->push_back(item.get<int>());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, std::optional<int>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (value->is_null()) {
+    out->reset();
+    return absl::OkStatus();
+  }
+  if (!value->is_number_integer()) return Invalid(key, "is not an integer or null");
+  *out = value->get<int>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, absl::Time* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (value->is_null()) {
+    *out = absl::InfinitePast();
+    return absl::OkStatus();
+  }
+  std::string error;
+  if (!value->is_string() ||
+      !absl::ParseTime(absl::RFC3339_full, value->get<std::string>(), out, &error)) {
+    return Invalid(key, "is not an RFC 3339 time or null");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, absl::Duration* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_number()) return Invalid(key, "is not a number of seconds");
+  *out = absl::Seconds(value->get<double>());
+  return absl::OkStatus();
+}
+
+}  // namespace fleetplan
