@@ -150,7 +150,7 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
 
 TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
   // FAIL_RANK names no rank: every rank records its env and keeps running.
-  std::string spec = WriteSpec("rank.sh", "", image());
+  std::string spec = WriteSpec("./rank.sh", "", image());
   ToolResult apply;
   std::thread runner([&] { apply = Apply({spec}); });
   absl::Time deadline = absl::Now() + absl::Seconds(60);
@@ -179,7 +179,7 @@ TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
 // a killed apply leave it running, status and logs read it, stop ends it
 // with nothing left in any container.
 TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
-  std::string spec = WriteSpec("rank.sh", "", image());
+  std::string spec = WriteSpec("./rank.sh", "", image());
   ToolResult detached = Apply({"--detach", spec});
   ASSERT_EQ(detached.status, 0) << detached.output;
   EXPECT_THAT(detached.output, HasSubstr(" started on 3 nodes; it runs without apply"));
@@ -228,7 +228,7 @@ TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
 }
 
 TEST_F(DockerApplyTest, MissingImageIsNamedAndNothingIsCreated) {
-  std::string spec = WriteSpec("rank.sh", "", "fleetplan-no-such-image:latest");
+  std::string spec = WriteSpec("./rank.sh", "", "fleetplan-no-such-image:latest");
   ToolResult apply = Apply({spec});
   EXPECT_EQ(apply.status, 1) << apply.output;
   EXPECT_THAT(apply.output, HasSubstr("fleetplan-no-such-image:latest"));
@@ -238,7 +238,7 @@ TEST_F(DockerApplyTest, MissingImageIsNamedAndNothingIsCreated) {
 }
 
 TEST_F(DockerApplyTest, NoDaemonSaysHowToStartOne) {
-  std::string spec = WriteSpec("rank.sh", "", image());
+  std::string spec = WriteSpec("./rank.sh", "", image());
   ToolResult apply =
       Apply({spec}, absl::Seconds(60), {{"DOCKER_HOST", absl::StrCat("unix:///tmp/", prefix_, ".sock")}});
   EXPECT_EQ(apply.status, 1) << apply.output;

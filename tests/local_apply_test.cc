@@ -46,7 +46,7 @@ class LocalApplyTest : public ::testing::Test {
         "[env]\nHOSTILE = ", TomlString(kHostile), "\nFP_OUT = ", TomlString(dir_ + "/out"),
         "\nFAIL_RANK = ", TomlString(fail_rank),
         "\n[network]\nmaster_port = 29555\n"
-        "[job]\nprogram = \"rank.sh\"\nnproc_per_node = 2\n");
+        "[job]\nprogram = \"./rank.sh\"\nnproc_per_node = 2\n");
     std::string path = dir_ + "/cluster.toml";
     EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
     return path;
@@ -170,7 +170,7 @@ TEST_F(LocalApplyTest, OneNodeAppliesAndRefreshShowsWhatApplyWouldDo) {
                                "\n[sync]\nsource = \"src\"\nexclude = [\"*.pt\"]\n[env]\nFP_OUT = ",
                                TomlString(dir_ + "/out"),
                                "\nFAIL_RANK = \"none\"\n[network]\nmaster_port = 29556\n"
-                               "[job]\nprogram = \"rank.sh\"\nnproc_per_node = 2\n"),
+                               "[job]\nprogram = \"./rank.sh\"\nnproc_per_node = 2\n"),
                   0644),
               IsOk());
   ToolResult before = RunTool({"tools/fleetplan-plan", "--refresh", spec});

@@ -41,7 +41,7 @@ constexpr int kPort = 29555;
 // What a test changes in the spec it applies.
 struct SpecOptions {
   std::string workdir = kWorkdir;
-  std::string program = "rank.sh";
+  std::string program = "./rank.sh";
   std::string defaults;   // more [defaults] lines
   std::string last_node;  // more lines for the last node
   std::string env;        // more [env] lines
@@ -194,7 +194,7 @@ TEST_F(PreflightTest, ASlimNodeWithoutAlternativesFailsNamingTheLibrary) {
   ASSERT_THAT(Exec(slim, "rm -rf /etc/alternatives"), IsOk());
   EXPECT_THAT(Exec(slim, "command -v awk || echo none"), IsOkAndHolds("none"));
   SpecOptions options;
-  options.program = "train";
+  options.program = "./train";
   ToolResult apply = Apply(WriteSpec(options));
   EXPECT_EQ(apply.status, 1) << apply.output;
   EXPECT_THAT(apply.output,
@@ -280,7 +280,7 @@ TEST_F(PreflightTest, ADifferentLibtorchOnOneNode) {
                                "cp /lib/x86_64-linux-gnu/libz.so.1 /opt/fp-alt/libtorch_cpu.so.1.13"),
               IsOk());
   SpecOptions options;
-  options.program = "train";
+  options.program = "./train";
   options.env = "LD_LIBRARY_PATH = \"/opt/fp-alt\"\n";
   ToolResult apply = Apply(WriteSpec(options));
   EXPECT_EQ(apply.status, 1) << apply.output;

@@ -44,11 +44,15 @@ constexpr absl::Duration kConnectMargin = absl::Seconds(5);
 
 // What a test changes in the spec it applies.
 struct SpecOptions {
-  std::string program = "rank.sh";
+  std::string program = "./rank.sh";
   std::string args;                // the items of the TOML `args` array
   std::string fail_rank = "none";  // see tests/testdata/rank.sh
   bool distribute_keys = false;
   int wrong_key_node = -1;  // this node logs in with a key no node accepts
+  // This node's ranks get `odd_env` (TOML inline-table items) from a group
+  // of their own.
+  int odd_node = -1;
+  std::string odd_env;
   std::string env;          // more `NAME = "value"` lines for [env]
   std::string job;          // more lines for [job]
 };
@@ -125,9 +129,14 @@ class SshApplyTest : public ::testing::Test {
     for (int i = 0; i < kNodes; ++i) {
       absl::StrAppend(&nodes, "[[nodes]]\nname = \"", Node(i).name, "\"\naddress = \"", Node(i).ip,
                       "\"\n", i == 0 ? "chief = true\n" : "",
-                      i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "");
+                      i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "",
+                      i == options.odd_node ? "ssh = \"odd\"\n" : "");
     }
     std::string groups = SshGroup("testbed", Node(0).key_file);
+    if (options.odd_node >= 0) {
+      absl::StrAppend(&groups, SshGroup("odd", Node(0).key_file), "env = { ", options.odd_env,
+                      " }\n");
+    }
     if (options.wrong_key_node >= 0) {
       std::string wrong = dir_ + "/wrong_key";
       EXPECT_THAT(RunScript(absl::StrCat("ssh-keygen -q -t ed25519 -N '' -f ", wrong)), IsOk());
@@ -244,7 +253,7 @@ std::string NodeNamed(const TestbedNode& node) { return absl::StrCat("node '", n
 TEST_F(SshApplyTest, TrainsTheTrainerAcrossThreeNodes) {
   ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
   SpecOptions options;
-  options.program = "train";
+  options.program = "./train";
   options.args = "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"";
   std::string spec = WriteSpec(options);
   ToolResult apply = PlanApplyAndExpectTrained(spec, kNodes, Node(0).name, 0.86);
@@ -458,11 +467,62 @@ TEST_F(SshApplyTest, NodeThatHangsIsNamedWithinTheConnectTimeout) {
   ExpectNothingRunning();
 }
 
+// Jobs as users write them: seed 002's script, unchanged, started as
+// `python3` from the nodes' own environment.
+TEST_F(SshApplyTest, TheSeedsPythonScriptRunsUnchangedFromTheNodesPython) {
+  ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/seed002_main.py"), dir_ + "/src/main.py",
+                             0644),
+              IsOk());
+  SpecOptions options;
+  options.program = "python3";
+  options.args = "\"main.py\", \"--backend=gloo\"";
+  options.job = "nproc_per_node = 2\n";
+  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(3));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("python3 is /usr/bin/python3"));
+  for (int rank = 1; rank < 2 * kNodes; ++rank) {
+    EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("] Rank 0 sent data to Rank ", rank)));
+    EXPECT_THAT(apply.output,
+                HasSubstr(absl::StrCat("/", rank, "] Rank ", rank, " has received data from rank 0")));
+  }
+  ExpectNothingRunning();
+}
+
+TEST_F(SshApplyTest, ANodeWhosePythonDiffersIsNamedBeforeLaunch) {
+  // On node 2 a stand-in python3 comes first on the ranks' PATH.
+  ASSERT_THAT(Exec(2, "mkdir -p /opt/odd && printf '#!/bin/sh\\necho Python 3.9.0\\n' > "
+                      "/opt/odd/python3 && chmod +x /opt/odd/python3"),
+              IsOk());
+  SpecOptions options;
+  options.program = "python3";
+  options.args = "\"-c\", \"print(1)\"";
+  options.odd_node = 2;
+  options.odd_env = "PATH = \"/opt/odd:$PATH\"";
+  ToolResult apply = Apply({WriteSpec(options)});
+  ASSERT_THAT(Exec(2, "rm -rf /opt/odd"), IsOk());
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output,
+              HasSubstr(absl::StrCat(NodeNamed(Node(2)), ", check interpreter: /opt/odd/python3 "
+                                     "(Python 3.9.0); the other nodes (", Node(0).name, ", ",
+                                     Node(1).name, ") run /usr/bin/python3 (Python 3.")));
+  EXPECT_THAT(apply.output, Not(HasSubstr("launch:")));
+
+  // A program found on no node is named too, before launch.
+  SpecOptions nowhere;
+  nowhere.program = "no-such-python";
+  ToolResult missing = Apply({WriteSpec(nowhere)});
+  EXPECT_EQ(missing.status, 1) << missing.output;
+  EXPECT_THAT(missing.output, HasSubstr(absl::StrCat(NodeNamed(Node(0)),
+                                                     ", check program: no-such-python is not on "
+                                                     "this node's PATH")));
+  ExpectNothingRunning();
+}
+
 // The job's life after apply: detached, read, stopped, restarted.
 
 TEST_F(SshApplyTest, ADetachedJobRunsOnAndStatusLogsAndStopSeeIt) {
   SpecOptions options;
-  options.program = "lifecycle_rank.sh";
+  options.program = "./lifecycle_rank.sh";
   options.env = "BUSY_SECONDS = \"600\"\n";
   std::string spec = WriteSpec(options);
   absl::Time start = absl::Now();
@@ -508,7 +568,7 @@ TEST_F(SshApplyTest, ADetachedJobRunsOnAndStatusLogsAndStopSeeIt) {
 
 TEST_F(SshApplyTest, AKilledApplyLeavesTheJobToFinish) {
   SpecOptions options;
-  options.program = "lifecycle_rank.sh";
+  options.program = "./lifecycle_rank.sh";
   options.env = "BUSY_SECONDS = \"6\"\n";
   std::string spec = WriteSpec(options);
   SubprocessOptions run;
@@ -534,7 +594,7 @@ TEST_F(SshApplyTest, AKilledApplyLeavesTheJobToFinish) {
 
 TEST_F(SshApplyTest, ARankThatFailsOnceRestartsEveryRankAtOnce) {
   SpecOptions options;
-  options.program = "lifecycle_rank.sh";
+  options.program = "./lifecycle_rank.sh";
   options.fail_rank = "1";
   // Generation 0: the other ranks are busy for 10 minutes, in no collective.
   options.env = "BUSY_SECONDS = \"600\"\nRUN_SECONDS = \"1\"\n";
@@ -558,7 +618,7 @@ TEST_F(SshApplyTest, ARankThatFailsOnceRestartsEveryRankAtOnce) {
 
 TEST_F(SshApplyTest, ASpentRestartBudgetFailsWithTheFirstFailingRank) {
   SpecOptions options;
-  options.program = "lifecycle_rank.sh";
+  options.program = "./lifecycle_rank.sh";
   options.fail_rank = "2";
   options.env = "FAIL_ALWAYS = \"1\"\nBUSY_SECONDS = \"600\"\nRUN_SECONDS = \"600\"\n";
   options.job = "restarts = 1\n";
@@ -579,7 +639,7 @@ TEST_F(SshApplyTest, TheTrainerRestartedMidEpochContinuesFromItsCheckpoint) {
               IsOk());
   std::string checkpoints = absl::StrCat("/shared/checkpoints-", getpid());
   SpecOptions options;
-  options.program = "train_killed_once.sh";
+  options.program = "./train_killed_once.sh";
   options.args = absl::StrCat(
       "\"--backend=gloo\", \"--dataset=synthetic\", \"--steps-per-epoch=60\", \"--epochs=1\", "
       "\"--log-every=10\", \"--checkpoint-every=20\", \"--checkpoint-dir=", checkpoints, "\"");

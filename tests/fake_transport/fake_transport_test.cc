@@ -76,7 +76,7 @@ TEST(FakeTransportTest, PlansAndApplies) {
                                "[fake.g1]\nlabel = \"first\"\nenv = { FAKE_GROUP = \"from-g1\" }\n"
                                "[env]\nFP_OUT = ", Quoted(dir + "/out"), "\n"
                                "[network]\nmaster_port = 29571\n"
-                               "[job]\nprogram = \"rank.sh\"\n"),
+                               "[job]\nprogram = \"./rank.sh\"\n"),
                   0644),
               IsOk());
 

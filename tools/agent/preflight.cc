@@ -25,9 +25,11 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tools/agent/probe.h"
+#include "tools/agent/program_check.h"
 #include "tools/agent/shared_libraries.h"
 #include "tools/agent/sockets.h"
 #include "tools/process/files.h"
+#include "tools/process/exec_args.h"
 #include "tools/process/subprocess.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/digest.h"
@@ -84,17 +86,6 @@ std::string PortName(int port, bool master) {
   return absl::StrCat("port ", port, master ? " (MASTER_PORT)" : " (supervisor_port)");
 }
 
-std::string FindOnPath(absl::string_view name, const std::string& path) {
-  for (absl::string_view dir : absl::StrSplit(path, ':')) {
-    std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
-    struct stat st;
-    if (stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-        access(candidate.c_str(), X_OK) == 0) {
-      return candidate;
-    }
-  }
-  return "";
-}
 
 // The address `name` stands for on this node: itself when it is one, else
 // its first IPv4 address, else its first address of any kind.
@@ -332,7 +323,7 @@ CheckResult CheckNccl(const PreflightRequest& request,
 CheckResult CheckGpus(const std::vector<int>& gpus, const std::string& path) {
   std::string listed = absl::StrJoin(gpus, ", ");
   std::string not_checked = absl::StrCat("; GPU ids ", listed, " not checked");
-  std::string smi = FindOnPath("nvidia-smi", path);
+  std::string smi = FindProgram("nvidia-smi", path).value_or("");
   if (smi.empty()) {
     return Result(kCheckGpus, CheckStatus::kSkip,
                   absl::StrCat("no nvidia-smi on the ranks' PATH", not_checked));
@@ -457,7 +448,14 @@ int RunPreflight(const PreflightRequest& request, const Activation& activation, 
     const char* path = std::getenv("PATH");
     print(CheckGpus(request.gpus, path == nullptr ? "" : path));
   }
-  LibrariesResult libraries = CheckLibraries({request.program, request.check_only, ""});
+  const char* path = std::getenv("PATH");
+  ProgramFindings program = CheckProgram(request.program, path == nullptr ? "" : path);
+  print(program.check);
+  if (program.fact.has_value()) print_fact(program.fact->first, program.fact->second);
+  if (program.interpreter_skipped.has_value()) print(*program.interpreter_skipped);
+  LibrariesResult libraries =
+      CheckLibraries({program.resolved.empty() ? request.program : program.resolved,
+                      request.check_only, ""});
   print(libraries.check);
   for (const auto& [name, path] : libraries.resolved) {
     if (!absl::StartsWith(name, "libtorch_cpu.so")) continue;

@@ -34,32 +34,57 @@ absl::string_view FactName(const std::pair<std::string, std::string>& fact) {
   return fact.first;
 }
 
-// A libtorch fact: "<digest> <size> <path>", the digest the agent's XXH3-128
-// of the file's content.
-struct Libtorch {
-  std::string identity;  // digest and size: equal means the same library
-  std::string digest;
-  std::string size;
-  std::string path;
-
-  static Libtorch Parse(absl::string_view fact) {
-    std::vector<std::string> parts = absl::StrSplit(fact, absl::MaxSplits(' ', 2));
-    parts.resize(3);
-    return {absl::StrCat(parts[0], " ", parts[1]), parts[0], parts[1], parts[2]};
-  }
-
-  // "/usr/lib/libtorch_cpu.so.1.13.0 (LibTorch 1.13.0, xxh3 1f..., 2 bytes)"
-  std::string Describe() const {
-    std::string version;
-    absl::string_view name = path;
-    name = name.substr(name.rfind('/') + 1);
-    constexpr absl::string_view kStem = "libtorch_cpu.so.";
-    if (absl::StartsWith(name, kStem) && name.size() > kStem.size()) {
-      version = absl::StrCat("LibTorch ", name.substr(kStem.size()), ", ");
-    }
-    return absl::StrCat(path, " (", version, "xxh3 ", digest, ", ", size, " bytes)");
-  }
+// What a fact that must agree across nodes says: `identity` is equal on
+// two nodes that agree; `description` is shown.
+struct Identity {
+  std::string identity;
+  std::string description;
 };
+
+// A libtorch fact: "<digest> <size> <path>", the digest the agent's XXH3-128
+// of the file's content. Described as
+// "/usr/lib/libtorch_cpu.so.1.13.0 (LibTorch 1.13.0, xxh3 1f..., 2 bytes)".
+Identity LibtorchIdentity(absl::string_view fact) {
+  std::vector<std::string> parts = absl::StrSplit(fact, absl::MaxSplits(' ', 2));
+  parts.resize(3);
+  std::string version;
+  absl::string_view name = parts[2];
+  name = name.substr(name.rfind('/') + 1);
+  constexpr absl::string_view kStem = "libtorch_cpu.so.";
+  if (absl::StartsWith(name, kStem) && name.size() > kStem.size()) {
+    version = absl::StrCat("LibTorch ", name.substr(kStem.size()), ", ");
+  }
+  return {absl::StrCat(parts[0], " ", parts[1]),
+          absl::StrCat(parts[2], " (", version, "xxh3 ", parts[0], ", ", parts[1], " bytes)")};
+}
+
+// An interpreter fact: "<version> <path>", described as
+// "/usr/bin/python3 (Python 3.11.2)"; the version is what must agree.
+Identity InterpreterIdentity(absl::string_view fact) {
+  std::vector<std::string> parts = absl::StrSplit(fact, absl::MaxSplits(' ', 1));
+  parts.resize(2);
+  return {parts[0], absl::StrCat(parts[1], " (Python ", parts[0], ")")};
+}
+
+// A check made of one fact per node that must be the same everywhere.
+struct Agreement {
+  absl::string_view fact;
+  absl::string_view check;
+  Identity (*identify)(absl::string_view fact);
+  absl::string_view verb;      // "load": what the other nodes do with theirs
+  absl::string_view expected;  // "the same LibTorch"
+  std::string (*fix)(const std::string& node);
+};
+
+std::string LibtorchFix(const std::string& node) {
+  return absl::StrCat("install that LibTorch on ", node,
+                      " too, or point its LD_LIBRARY_PATH at it");
+}
+
+std::string InterpreterFix(const std::string& node) {
+  return absl::StrCat("install that Python on ", node,
+                      ", or activate an environment there that has it ([defaults] python)");
+}
 
 std::string NodeList(const std::vector<std::string>& nodes) {
   constexpr size_t kShown = 5;
@@ -74,6 +99,45 @@ std::string Pad(absl::string_view text, size_t width) {
   std::string padded(text);
   padded.resize(std::max(width, text.size()), ' ');
   return padded;
+}
+
+// Sets `agreement.check` on every node with its fact: ok where it agrees
+// with most nodes, fail elsewhere.
+void ConcludeAgreement(const Agreement& agreement, std::vector<NodeChecks>& nodes) {
+  // What each node has, and what most nodes have (on a tie, that of the
+  // node listed first).
+  std::vector<std::pair<NodeChecks*, Identity>> found;
+  std::map<std::string, std::vector<std::string>> nodes_by_identity;
+  for (NodeChecks& node : nodes) {
+    std::string fact = node.Fact(agreement.fact);
+    if (fact.empty()) continue;
+    found.emplace_back(&node, agreement.identify(fact));
+    nodes_by_identity[found.back().second.identity].push_back(node.node);
+  }
+  if (found.empty()) return;
+  const Identity* common = &found.front().second;
+  for (const auto& [node, identity] : found) {
+    if (nodes_by_identity[identity.identity].size() >
+        nodes_by_identity[common->identity].size()) {
+      common = &identity;
+    }
+  }
+  const std::vector<std::string>& with_common = nodes_by_identity[common->identity];
+  for (const auto& [node, identity] : found) {
+    CheckResult result{std::string(agreement.check), CheckStatus::kOk, identity.description};
+    if (identity.identity != common->identity) {
+      result.status = CheckStatus::kFail;
+      result.message = absl::StrCat(identity.description, "; the other nodes (",
+                                    NodeList(with_common), ") ", agreement.verb, " ",
+                                    common->description,
+                                    "; expected ", agreement.expected,
+                                    " on every node; fix: ", agreement.fix(node->node));
+    } else if (found.size() > 1) {
+      absl::StrAppend(&result.message, ", the same on ", with_common.size(), " of ",
+                      found.size(), " nodes");
+    }
+    Upsert(node->checks, result, agreement.check, &CheckName);
+  }
 }
 
 }  // namespace
@@ -113,44 +177,13 @@ void PreflightReport::Add(const std::string& node, const CheckOutput& output) {
 }
 
 void PreflightReport::Conclude() {
-  ConcludeLibtorch();
+  ConcludeAgreement({kFactLibtorch, kCheckLibtorch, &LibtorchIdentity, "load",
+                     "the same LibTorch", &LibtorchFix},
+                    nodes_);
+  ConcludeAgreement({kFactInterpreter, kCheckInterpreter, &InterpreterIdentity, "run",
+                     "the same Python version", &InterpreterFix},
+                    nodes_);
   ConcludeConnect();
-}
-
-void PreflightReport::ConcludeLibtorch() {
-  // Which library each node loads, and which most nodes load (on a tie,
-  // the one of the node listed first).
-  std::vector<std::pair<NodeChecks*, Libtorch>> loaded;
-  std::map<std::string, std::vector<std::string>> nodes_by_identity;
-  for (NodeChecks& node : nodes_) {
-    std::string fact = node.Fact(kFactLibtorch);
-    if (fact.empty()) continue;
-    loaded.emplace_back(&node, Libtorch::Parse(fact));
-    nodes_by_identity[loaded.back().second.identity].push_back(node.node);
-  }
-  if (loaded.empty()) return;
-  const Libtorch* common = &loaded.front().second;
-  for (const auto& [node, libtorch] : loaded) {
-    if (nodes_by_identity[libtorch.identity].size() >
-        nodes_by_identity[common->identity].size()) {
-      common = &libtorch;
-    }
-  }
-  const std::vector<std::string>& with_common = nodes_by_identity[common->identity];
-  for (const auto& [node, libtorch] : loaded) {
-    CheckResult result{std::string(kCheckLibtorch), CheckStatus::kOk, libtorch.Describe()};
-    if (libtorch.identity != common->identity) {
-      result.status = CheckStatus::kFail;
-      result.message = absl::StrCat(
-          libtorch.Describe(), "; the other nodes (", NodeList(with_common), ") load ",
-          common->Describe(), "; expected the same LibTorch on every node; fix: install "
-          "that LibTorch on ", node->node, " too, or point its LD_LIBRARY_PATH at it");
-    } else if (loaded.size() > 1) {
-      absl::StrAppend(&result.message, ", the same on ", with_common.size(), " of ",
-                      loaded.size(), " nodes");
-    }
-    Upsert(node->checks, result, kCheckLibtorch, &CheckName);
-  }
 }
 
 void PreflightReport::ConcludeConnect() {

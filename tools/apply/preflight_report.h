@@ -57,7 +57,6 @@ class PreflightReport {
 
  private:
   NodeChecks* Node(const std::string& name);
-  void ConcludeLibtorch();
   void ConcludeConnect();
 
   std::vector<NodeChecks> nodes_;

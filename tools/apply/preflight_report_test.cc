@@ -28,6 +28,23 @@ const CheckResult& Result(const PreflightReport& report, const std::string& node
   return kNone;
 }
 
+TEST(PreflightReportTest, ADifferentPythonOnOneNodeFailsNamingBoth) {
+  PreflightReport report({"a", "b", "c"});
+  for (const char* node : {"a", "c"}) {
+    report.Add(node, ParseCheckOutput("fleetplan-fact interpreter 3.11.2 /usr/bin/python3\n"));
+  }
+  report.Add("b", ParseCheckOutput("fleetplan-fact interpreter 3.9.0 /opt/odd/python3\n"));
+  report.Conclude();
+  ASSERT_TRUE(report.failed());
+  EXPECT_EQ(Result(report, "b", kCheckInterpreter).message,
+            "/opt/odd/python3 (Python 3.9.0); the other nodes (a, c) run /usr/bin/python3 "
+            "(Python 3.11.2); expected the same Python version on every node; fix: install "
+            "that Python on b, or activate an environment there that has it ([defaults] "
+            "python)");
+  EXPECT_THAT(Result(report, "a", kCheckInterpreter).message,
+              HasSubstr("/usr/bin/python3 (Python 3.11.2), the same on 2 of 3 nodes"));
+}
+
 TEST(PreflightReportTest, ADifferentLibtorchOnOneNodeFailsNamingBoth) {
   PreflightReport report({"a", "b", "c"});
   report.Add("a", ParseCheckOutput(kSystemTorch));

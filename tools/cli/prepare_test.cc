@@ -45,7 +45,7 @@ class PrepareTest : public ::testing::Test {
     dir_ = mkdtemp(pattern.data());
     spec_.name = "t";
     spec_.spec_path = dir_ + "/t.toml";
-    spec_.job.program = "run.sh";
+    spec_.job.program = "./run.sh";
     spec_.sync.enabled = true;
     spec_.sync.source = dir_ + "/src";
     spec_.sync.exclude = {"*.pt"};

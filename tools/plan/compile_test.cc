@@ -307,6 +307,9 @@ TEST(CompilePlanTest, ProgramPaths) {
   };
   EXPECT_EQ(program_of("bin/train.sh"), "/home/ubuntu/project/bin/train.sh");
   EXPECT_EQ(program_of("./train"), "/home/ubuntu/project/train");
+  // A bare name is found on the ranks' PATH, as a shell does.
+  EXPECT_EQ(program_of("python3"), "python3");
+  EXPECT_EQ(program_of("train.sh"), "train.sh");
   EXPECT_EQ(program_of("/opt/train"), "/opt/train");
   EXPECT_EQ(program_of("//trainer"), "/home/ubuntu/project/.fleetplan/bin/trainer");
   EXPECT_EQ(program_of("//a/b"), "/home/ubuntu/project/.fleetplan/bin/b");

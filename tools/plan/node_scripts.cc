@@ -21,6 +21,9 @@ std::string ProgramPath(const JobSpec& job, const NodeSpec& node) {
     return BinPath(node, LabelTargetName(job.program));
   }
   if (absl::StartsWith(job.program, "/")) return job.program;
+  // A bare name is looked up on the PATH of the ranks' environment (the
+  // activated venv or conda env, the spec's env), as a shell does.
+  if (job.program.find('/') == std::string::npos) return job.program;
   return UnderWorkdir(node, job.program);
 }
 

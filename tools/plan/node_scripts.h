@@ -22,7 +22,9 @@ namespace fleetplan {
 std::string LabelTargetName(absl::string_view label);
 
 // The program the agent starts on `node`: <workdir>/.fleetplan/bin/<target>
-// for a label, the path itself when absolute, else <workdir>/<path>.
+// for a label, the path itself when absolute, a name without '/' as it is
+// (found on the ranks' PATH when they start, and by preflight), else
+// <workdir>/<path> (`./x`, `dir/x`).
 std::string ProgramPath(const JobSpec& job, const NodeSpec& node);
 
 // The sh lines that activate `python` (none for PythonEnv::Kind::kNone).

@@ -76,7 +76,7 @@ class PreflightScriptTest : public ::testing::Test {
       node.workdir = dir_ + "/work";
       node.address = "127.0.0.1";
     }
-    spec_.job.program = "rank.sh";
+    spec_.job.program = "./rank.sh";
     // The chief's ports, served here, so that connect checks end at once.
     master_ = ListenOnAFreePort(&spec_.network.master_port);
     int supervisor_port;
@@ -250,7 +250,7 @@ TEST_F(PreflightScriptTest, HostilePathsArriveVerbatim) {
     node.python.kind = PythonEnv::Kind::kVenv;
     node.python.venv = hostile + "/venv";
   }
-  spec_.job.program = "prog $(touch x)";
+  spec_.job.program = "./prog $(touch x)";
   InstallAgent(spec_.nodes[1]);
   Outcome run = RunNode(1);
   EXPECT_EQ(run.Check(kCheckWorkdir).status, CheckStatus::kOk) << run.text;

@@ -1,6 +1,11 @@
 #include "tools/process/exec_args.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 
 namespace fleetplan {
@@ -40,6 +45,25 @@ std::vector<char*> NullTerminated(const std::vector<std::string>& strings) {
   for (const std::string& s : strings) pointers.push_back(const_cast<char*>(s.c_str()));
   pointers.push_back(nullptr);
   return pointers;
+}
+
+absl::StatusOr<std::string> FindProgram(const std::string& name, const std::string& path) {
+  auto executable = [](const std::string& file) {
+    struct stat st;
+    return stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+           access(file.c_str(), X_OK) == 0;
+  };
+  if (name.find('/') != std::string::npos) {
+    if (executable(name)) return name;
+    return absl::NotFoundError(
+        absl::StrCat("program \"", name, "\" does not exist or is not executable"));
+  }
+  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
+    std::string candidate = absl::StrCat(dir, "/", name);
+    if (executable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(
+      absl::StrCat("program \"", name, "\" not found in PATH (", path, ")"));
 }
 
 }  // namespace fleetplan

@@ -9,6 +9,8 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/statusor.h"
+
 namespace fleetplan {
 
 // `base` ("NAME=value" entries, in order) with `overrides` replacing or
@@ -21,6 +23,12 @@ std::vector<std::string> MergeEnv(
 // The value of the last PATH entry in `env`, else the default search path
 // "/usr/local/bin:/usr/bin:/bin".
 std::string SearchPath(const std::vector<std::string>& env);
+
+// Where `name` is run from, as the launch agent starts a program: a name
+// with a '/' is itself, else the first executable regular file named so in
+// a directory of `path` (':'-separated, empty entries skipped). NotFound
+// saying which, and the PATH searched.
+absl::StatusOr<std::string> FindProgram(const std::string& name, const std::string& path);
 
 // A pointer to each string's characters, then a null: execve's argv or
 // envp. Valid while `strings` lives unchanged.

@@ -52,23 +52,7 @@ absl::Status CheckWorkingDirectory(const std::string& cwd) {
 // only make async-signal-safe calls.
 absl::StatusOr<std::string> ResolveProgram(const std::string& name,
                                            const std::vector<std::string>& env) {
-  auto executable = [](const std::string& path) {
-    struct stat st;
-    return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-           access(path.c_str(), X_OK) == 0;
-  };
-  if (name.find('/') != std::string::npos) {
-    if (executable(name)) return name;
-    return absl::NotFoundError(
-        absl::StrCat("program \"", name, "\" does not exist or is not executable"));
-  }
-  std::string path = SearchPath(env);
-  for (absl::string_view dir : absl::StrSplit(path, ':', absl::SkipEmpty())) {
-    std::string candidate = absl::StrCat(dir, "/", name);
-    if (executable(candidate)) return candidate;
-  }
-  return absl::NotFoundError(
-      absl::StrCat("program \"", name, "\" not found in PATH (", path, ")"));
+  return FindProgram(name, SearchPath(env));
 }
 
 // Puts `fd` on `target` in the child, leaving it open across exec.

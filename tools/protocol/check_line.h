@@ -29,6 +29,8 @@ inline constexpr absl::string_view kFactLinePrefix = "fleetplan-fact";
 inline constexpr absl::string_view kCheckAgent = "agent";
 inline constexpr absl::string_view kCheckWorkdir = "workdir";
 inline constexpr absl::string_view kCheckPython = "python";
+inline constexpr absl::string_view kCheckProgram = "program";
+inline constexpr absl::string_view kCheckInterpreter = "interpreter";
 inline constexpr absl::string_view kCheckLibraries = "libraries";
 inline constexpr absl::string_view kCheckLibtorch = "libtorch";
 inline constexpr absl::string_view kCheckGpus = "gpus";
@@ -39,6 +41,8 @@ inline constexpr absl::string_view kCheckNccl = "nccl";
 // (`plan --check` of a docker container apply would create).
 inline constexpr absl::string_view kCheckReach = "reach";
 inline constexpr absl::string_view kFactLibtorch = "libtorch";  // <xxh3-128 hex> <size> <path>
+// <version> <path>: the Python the job's program is, e.g. "3.11.2 /usr/bin/python3".
+inline constexpr absl::string_view kFactInterpreter = "interpreter";
 inline constexpr absl::string_view kFactNcclIfname = "nccl_socket_ifname";
 inline constexpr absl::string_view kFactListening = "listening";  // <port>...
 
