@@ -477,9 +477,13 @@ TEST_F(SshApplyTest, TheSeedsPythonScriptRunsUnchangedFromTheNodesPython) {
   options.program = "python3";
   options.args = "\"main.py\", \"--backend=gloo\"";
   options.job = "nproc_per_node = 2\n";
-  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(3));
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({spec}, absl::Minutes(3));
   ASSERT_EQ(apply.status, 0) << apply.output;
-  EXPECT_THAT(apply.output, HasSubstr("python3 is /usr/bin/python3"));
+  // Preflight says where it found the program on each node.
+  ToolResult check = RunTool({"tools/fleetplan-plan", "--check", "--json", spec});
+  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr(R"("check":"program","event":"check","message":"python3 is /usr/bin/python3")"));
   for (int rank = 1; rank < 2 * kNodes; ++rank) {
     EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("] Rank 0 sent data to Rank ", rank)));
     EXPECT_THAT(apply.output,
