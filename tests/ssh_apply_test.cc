@@ -54,6 +54,7 @@ struct SpecOptions {
   int odd_node = -1;
   std::string odd_env;
   std::string env;          // more `NAME = "value"` lines for [env]
+  std::string defaults;     // more lines for [defaults]
   std::string job;          // more lines for [job]
 };
 
@@ -144,7 +145,7 @@ class SshApplyTest : public ::testing::Test {
     }
     std::string spec = absl::StrCat(
         "name = \"ssh-e2e\"\n[defaults]\ntransport = \"ssh\"\nworkdir = \"", kWorkdir,
-        "\"\nssh = \"testbed\"\n", nodes, groups,
+        "\"\nssh = \"testbed\"\n", options.defaults, nodes, groups,
         "[keys]\ndistribute = ", options.distribute_keys ? "true" : "false",
         "\n[sync]\nsource = \"src\"\n[env]\nFP_OUT = \"/tmp\"\nFAIL_RANK = ",
         TomlString(options.fail_rank), "\n", options.env, "[job]\nprogram = ",
@@ -488,6 +489,30 @@ TEST_F(SshApplyTest, TheSeedsPythonScriptRunsUnchangedFromTheNodesPython) {
     EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("] Rank 0 sent data to Rank ", rank)));
     EXPECT_THAT(apply.output,
                 HasSubstr(absl::StrCat("/", rank, "] Rank ", rank, " has received data from rank 0")));
+  }
+  ExpectNothingRunning();
+}
+
+TEST_F(SshApplyTest, ADdpScriptRunsAsPythonFromAVenvOnTheNodes) {
+  for (int i = 0; i < kNodes; ++i) {
+    ASSERT_THAT(Exec(i, "rm -rf /opt/venv && python3 -m venv --without-pip "
+                        "--system-site-packages /opt/venv"),
+                IsOk());
+  }
+  ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/ddp_step.py"), dir_ + "/src/ddp_step.py",
+                             0644),
+              IsOk());
+  SpecOptions options;
+  options.defaults = "python = { venv = \"/opt/venv\" }\n";
+  options.program = "python";
+  options.args = "\"ddp_step.py\"";
+  options.job = "nproc_per_node = 2\n";
+  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(3));
+  for (int i = 0; i < kNodes; ++i) ASSERT_THAT(Exec(i, "rm -rf /opt/venv"), IsOk());
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int rank = 0; rank < 2 * kNodes; ++rank) {
+    EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("] rank ", rank, " of 6 local ", rank % 2,
+                                                     " prefix /opt/venv same True")));
   }
   ExpectNothingRunning();
 }
