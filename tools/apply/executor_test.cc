@@ -107,6 +107,17 @@ class FakeConnection : public Connection {
     --world_->running;
     world_->spans[absl::StrCat(node_, ": ", command.command)] = {start, absl::Now()};
     if (reply.lost) return absl::UnavailableError("connection lost while running a command");
+    // A launch that succeeded left its agent running, as job.json says.
+    bool launch = false;
+    for (const auto& [name, value] : command.env) launch |= name == "FLEETPLAN_RUN_ID";
+    if (launch && status == 0) {
+      NodeJobState state;
+      state.run_id = world_->run_id;
+      state.node = node_;
+      state.phase = JobPhase::kRunning;
+      state.updated_at = absl::Now();
+      world_->files[JobJsonPath(node_)] = JobStateToJson(state);
+    }
     return status;
   }
 
@@ -494,7 +505,8 @@ TEST_F(ExecutorTest, ALaunchThatFailsStopsWhatStartedAndIsNamed) {
   EXPECT_THAT(result.message, HasSubstr("node 'b', phase launch, step launch-agent: command "
                                         "exited with status 1"));
   EXPECT_THAT(result.message, HasSubstr("cannot reach the coordinator"));
-  EXPECT_THAT(world_.stops, testing::UnorderedElementsAre("a", "b", "c"));
+  // b's agent never started: nothing of the job is there to stop.
+  EXPECT_THAT(world_.stops, testing::UnorderedElementsAre("a", "c"));
   EXPECT_THAT(world_.follows, IsEmpty());
   EXPECT_EQ(world_.files.count("/w/b/.fleetplan/nodes/b/steps/launch"), 0u);
 }

@@ -50,6 +50,18 @@ absl::Status JobControl::Stop(
     if (connections_.count(node.name) == 0) return;  // not there: runs nothing
     std::function<void(absl::string_view)> line_callback;
     if (on_line) line_callback = [&](absl::string_view line) { on_line(node, line); };
+    // A node with no job, or one that ended, has nothing to stop (and may
+    // not even have the agent yet).
+    absl::StatusOr<std::optional<NodeJobState>> state = ReadState(node);
+    if (state.ok() && (!state->has_value() || IsFinal((*state)->phase))) {
+      if (line_callback) {
+        line_callback(state->has_value()
+                          ? absl::StrCat("nothing running (run ", (*state)->run_id, " ",
+                                         JobPhaseName((*state)->phase), ")")
+                          : "nothing running (no job here)");
+      }
+      return;
+    }
     OutputBuffer buffer(5, line_callback);
     absl::Notification never;
     TimedCancel timed(&never, kStopTimeout);

@@ -9,6 +9,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "plugins/transport.h"
+#include "tools/apply/connect_nodes.h"
+#include "tools/apply/job_control.h"
 #include "tools/apply/progress.h"
 #include "tools/util/flags.h"
 #include "tools/cli/paths.h"
@@ -47,8 +49,21 @@ absl::StatusOr<Prepared> PrepareTarget(const std::string& target) {
   return fresh;
 }
 
-int Destroy(const ClusterSpec& spec) {
+// Stops the job on the nodes that can be reached (nothing of it may outlive
+// what holds it), then undoes what apply created for each node.
+int Destroy(const ClusterSpec& spec, const TransportOptions& options) {
   int code = 0;
+  TransportOptions reach = options;
+  reach.read_only = true;  // start or create nothing just to stop it
+  absl::StatusOr<NodeConnections> connections =
+      ConnectNodes(spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
+  if (connections.ok() && !connections->open.empty()) {
+    if (absl::Status stopped = JobControl(spec, connections->open).Stop(); !stopped.ok()) {
+      std::fprintf(stderr, "destroy: cannot stop the job: %s\n",
+                   std::string(stopped.message()).c_str());
+      return kExitApplyFailed;
+    }
+  }
   for (const NodeSpec& node : spec.nodes) {
     absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
     absl::Status status = transport.ok() ? (*transport)->Destroy(spec, node)
@@ -176,7 +191,7 @@ int RunApplyCommand(ApplyCommand command) {
   command.options = *checked;
   absl::StatusOr<Prepared> prepared = PrepareTarget(command.target);
   if (!prepared.ok()) return Fail("apply", prepared.status().message(), kExitBadInput);
-  if (command.destroy) return Destroy(prepared->spec);
+  if (command.destroy) return Destroy(prepared->spec, command.options.transport);
 
   absl::StatusOr<std::string> agent = FindAgent(command.argv0, command.agent);
   if (!agent.ok()) return Fail("apply", agent.status().message(), kExitApplyFailed);
