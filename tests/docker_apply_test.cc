@@ -112,7 +112,7 @@ int DockerApplyTest::specs_ = 0;
 
 TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   std::string spec = WriteSpec(
-      "train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
+      "./train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
       image());
   // Before the containers exist, the refresh reads them as holding nothing
   // and creates none.
