@@ -17,7 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "toml++/toml.h"
+#include "tools/spec/tomlplusplus.h"
 #include "tools/spec/settings_parser.h"
 #include "tools/spec/spec_errors.h"
 #include "tools/spec/toml_reader.h"

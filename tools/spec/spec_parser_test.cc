@@ -253,6 +253,36 @@ TEST(SpecParserTest, AnErrorOnAVeryLongLineQuotesAWindowAroundIt) {
                                 std::string(3 + 98, ' '), "^"));
 }
 
+// Found by spec_fuzzer: TOML++ 3.3.0 asserted on these in debug builds.
+TEST(SpecParserTest, ATableHeaderWithoutAKeyIsATomlError) {
+  EXPECT_EQ(ErrorOf("[\n"),
+            "/specs/cluster.toml:1:2: error: invalid TOML: Error while parsing key: expected "
+            "bare key starting character or string delimiter, saw '\\n'\n  [\n   ^");
+  EXPECT_EQ(ErrorOf("[job]\n[[ [a]]\n"),
+            "/specs/cluster.toml:2:4: error: invalid TOML: Error while parsing key: expected "
+            "bare key starting character or string delimiter, saw '['\n  [[ [a]]\n     ^");
+}
+
+// Found by spec_fuzzer: TOML++ 3.3.0 reached __builtin_unreachable on a
+// character from U+00A1 to U+0499 wherever whitespace may come.
+TEST(SpecParserTest, NonAsciiCharactersOutsideStringsAreTomlErrors) {
+  EXPECT_EQ(ErrorOf("caf\xc3\xa9 = 1\n"),
+            "/specs/cluster.toml:1:4: error: invalid TOML: Error while parsing key-value pair: "
+            "expected '=', saw '\xc3\xa9'\n  caf\xc3\xa9 = 1\n     ^");
+  EXPECT_EQ(ErrorOf("a = 1\xd0\x96\n"),
+            "/specs/cluster.toml:1:6: error: invalid TOML: Error while parsing decimal integer: "
+            "expected digit, saw '\xd0\x96'\n  a = 1\xd0\x96\n       ^");
+}
+
+TEST(SpecParserTest, ANonAsciiCharacterAfterALineEndingBackslashIsText) {
+  FP_ASSERT_OK_AND_ASSIGN(
+      ClusterSpec spec,
+      ParseSpec(absl::StrCat(kBase, "[env]\nA = \"\"\"x\\\n  \xc3\xa9\\\n \xe3\x80\x80y\"\"\"\n"),
+                kPath));
+  // U+3000, an ideographic space, is whitespace the backslash trims.
+  EXPECT_EQ(spec.env, (EnvList{{"A", "x\xc3\xa9y"}}));
+}
+
 TEST(SpecParserTest, UnknownKeySuggestsTheNearest) {
   std::string text = kBase;
   text.replace(text.find("gpus = [0, 1]\nchief"), 4, "gpu ");

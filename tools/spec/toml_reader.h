@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "toml++/toml.h"
+#include "tools/spec/tomlplusplus.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/spec/spec_errors.h"
 
