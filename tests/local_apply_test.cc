@@ -142,6 +142,22 @@ TEST_F(LocalApplyTest, BadInputExitsTwo) {
   EXPECT_EQ(missing.status, 2) << missing.output;
 }
 
+TEST_F(LocalApplyTest, ANulInTheSpecExitsTwoAndWritesNothing) {
+  std::string spec = dir_ + "/nul.toml";
+  ASSERT_THAT(WriteFileAtomic(spec,
+                              "[[nodes]]\naddress = \"127.0.0.1\"\nworkdir = \"/tmp/x\"\n"
+                              "[job]\nprogram = \"rank.sh\"\nargs = [\"\\u0000\"]\n",
+                              0644),
+              IsOk());
+  std::string saved = dir_ + "/plan.json";
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--out", saved, spec});
+  EXPECT_EQ(plan.status, 2) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("nul.toml:6:9: error: job.args: contains a NUL byte"));
+  EXPECT_FALSE(ReadFileToString(saved).ok()) << "--out must not be written";
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec});
+  EXPECT_EQ(apply.status, 2) << apply.output;
+}
+
 TEST_F(LocalApplyTest, AHangingStepIsStoppedAtTheStepTimeoutAndNothingIsLeft) {
   // Activating this venv never ends, like one on a hung network mount.
   std::string venv = dir_ + "/venv";

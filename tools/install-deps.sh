@@ -10,8 +10,8 @@ packages=(
   libabsl-dev libre2-dev libtomlplusplus-dev libssh-dev nlohmann-json3-dev
   libcurl4-openssl-dev libarchive-dev libxxhash-dev zlib1g-dev libssl-dev
   libtorch-dev libgloo-dev
-  # tests
-  libgtest-dev libgmock-dev
+  # tests; clang and its libFuzzer and sanitizer runtimes for //tools/spec:spec_fuzzer
+  libgtest-dev libgmock-dev clang-14 libclang-rt-14-dev
   # training data
   dataset-fashion-mnist
   # multi-node test bed: a Docker daemon and sshd for the node image

@@ -19,7 +19,7 @@
 #include <memory>
 #include <string>
 
-#include "toml++/toml.h"
+#include "tools/spec/tomlplusplus.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/spec/toml_reader.h"
 #include "tools/util/named_registry.h"

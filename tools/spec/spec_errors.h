@@ -3,7 +3,9 @@
 
 // Collects every error of one spec file, so a user fixes them all in one
 // round, and renders each ninja-style: location, message, the line itself and
-// a caret under the column.
+// a caret under the column. A long line is cut to kSourceWidth characters
+// around the column, "..." marking each cut side; control characters are
+// never written out raw (escaped in messages, "?" in the quoted line).
 
 #include <string>
 #include <vector>
@@ -15,6 +17,9 @@ namespace fleetplan {
 
 class SpecErrors {
  public:
+  // The most characters of a source line an error quotes.
+  static constexpr int kSourceWidth = 100;
+
   // `text` must outlive this object; `path` names the file in messages.
   SpecErrors(absl::string_view text, std::string path);
 
@@ -29,7 +34,8 @@ class SpecErrors {
   absl::Status ToStatus() const;
 
  private:
-  std::string SourceLine(int line) const;
+  // The source line, cut around `column`, and the caret under it.
+  std::string QuotedLine(int line, int column) const;
 
   absl::string_view text_;
   std::string path_;

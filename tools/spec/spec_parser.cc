@@ -17,7 +17,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
-#include "toml++/toml.h"
+#include "tools/spec/tomlplusplus.h"
 #include "tools/spec/settings_parser.h"
 #include "tools/spec/spec_errors.h"
 #include "tools/spec/toml_reader.h"
@@ -101,8 +101,10 @@ std::string Stem(absl::string_view path) {
 // [defaults] line or the node's own line, whichever applies.
 template <typename T>
 struct Located {
-  std::optional<T> value;
+  std::optional<T> value;  // nullopt when not written, or refused
   Position position;
+
+  bool written() const { return position.line != 0; }
 };
 
 struct NodeFields {
@@ -302,8 +304,11 @@ void SpecReader::ReadNodes(const toml::node* nodes, const NodeFields& defaults,
     positions["transport"] = transport.value ? transport.position : positions["node"];
     Located<std::string> workdir = Override(defaults.workdir, own.workdir);
     if (!workdir.value) {
-      reader_.Error(table, prefix + "workdir",
-                    "missing: set `workdir` (an absolute path) in [defaults] or on the node");
+      // A workdir written but refused has its error already.
+      if (!defaults.workdir.written() && !own.workdir.written()) {
+        reader_.Error(table, prefix + "workdir",
+                      "missing: set `workdir` (an absolute path) in [defaults] or on the node");
+      }
     } else {
       node.workdir = *workdir.value;
       if (!IsCleanAbsolutePath(node.workdir)) {
@@ -419,7 +424,8 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
                   "missing: a Bazel label (//trainer:train) or a path under workdir");
   }
   if (const toml::node* node = table->get("args")) {
-    spec->job.args = reader_.StringList(*node, "job.args").value_or(std::vector<std::string>{});
+    spec->job.args = reader_.StringList(*node, "job.args", Controls::kTabNewline)
+                         .value_or(std::vector<std::string>{});
   }
   if (const toml::node* node = table->get("nproc_per_node")) {
     if (std::optional<int64_t> nproc = reader_.Integer(*node, "job.nproc_per_node")) {

@@ -187,6 +187,102 @@ TEST(SpecParserTest, TomlSyntaxErrorHasItsLocation) {
             "prohibited\n  program = \"//x:y\n                  ^");
 }
 
+// NUL can reach no argv, environ or path; other control characters are
+// refused in names and paths, and allowed in arguments and environment
+// values only as tabs and newlines.
+TEST(SpecParserTest, NulIsRefusedEverywhere) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "args = [\"--a\", \"x\\u0000\"]\n")),
+            "/specs/cluster.toml:21:16: error: job.args: contains a NUL byte (\\u0000) at "
+            "character 2: no path, argument or environment value can hold one\n"
+            "  args = [\"--a\", \"x\\u0000\"]\n"
+            "                 ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[env]\nA = \"\\u0000\"\n")),
+            "/specs/cluster.toml:22:5: error: env.A: contains a NUL byte (\\u0000) at "
+            "character 1: no path, argument or environment value can hold one\n"
+            "  A = \"\\u0000\"\n"
+            "      ^");
+}
+
+TEST(SpecParserTest, ControlCharactersInNamesAndPathsAreRefused) {
+  std::string text = kBase;
+  text.replace(text.find("\"/home/ubuntu/project\""), 22, "\"/home/ubuntu/pr\\noject\"");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:4:11: error: defaults.workdir: contains the control "
+            "character \\u000a at character 16 (names and paths must be printable text)\n"
+            "  workdir = \"/home/ubuntu/pr\\noject\"\n"
+            "            ^");
+  // A transport's own table reads its strings through the same reader.
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[docker]\nimage = \"n\\u00e9\\u007f\"\n")),
+            "/specs/cluster.toml:22:9: error: docker.image: contains the control "
+            "character \\u007f at character 3 (names and paths must be printable text)\n"
+            "  image = \"n\\u00e9\\u007f\"\n"
+            "          ^");
+}
+
+TEST(SpecParserTest, ArgumentsAndEnvValuesMayHoldTabsAndNewlinesOnly) {
+  FP_ASSERT_OK_AND_ASSIGN(
+      ClusterSpec spec,
+      ParseSpec(absl::StrCat(kBase, "args = [\"-c\", \"\"\"import os\n\tprint(1)\n\"\"\"]\n",
+                             "[env]\nA = \"x\\ty\\nz\"\n"),
+                kPath));
+  EXPECT_EQ(spec.job.args, (std::vector<std::string>{"-c", "import os\n\tprint(1)\n"}));
+  EXPECT_EQ(spec.env, (EnvList{{"A", "x\ty\nz"}}));
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "args = [\"\\u001b[31m\"]\n[env]\nB = \"a\\r\\n\"\n")),
+            "/specs/cluster.toml:23:5: error: env.B: contains the control character \\u000d at "
+            "character 2 (arguments and environment values may hold tabs and newlines, no "
+            "other control characters)\n"
+            "  B = \"a\\r\\n\"\n"
+            "      ^\n"
+            "/specs/cluster.toml:21:9: error: job.args: contains the control character "
+            "\\u001b at character 1 (arguments and environment values may hold tabs and "
+            "newlines, no other control characters)\n"
+            "  args = [\"\\u001b[31m\"]\n"
+            "          ^");
+}
+
+TEST(SpecParserTest, AnErrorOnAVeryLongLineQuotesAWindowAroundIt) {
+  std::string args = "args = [";
+  for (int i = 0; i < 20000; ++i) absl::StrAppend(&args, "\"--flag", i % 10, "\", ");
+  args += "7]\n";
+  std::string error = ErrorOf(absl::StrCat(kBase, args));
+  // The 7 is the last but one character of the line.
+  const size_t seven = args.size() - 3;
+  EXPECT_EQ(error, absl::StrCat("/specs/cluster.toml:21:", seven + 1,
+                                ": error: job.args: expected a string, got an integer\n  ...",
+                                args.substr(args.size() - 1 - 100, 100), "\n  ",
+                                std::string(3 + 98, ' '), "^"));
+}
+
+// Found by spec_fuzzer: TOML++ 3.3.0 asserted on these in debug builds.
+TEST(SpecParserTest, ATableHeaderWithoutAKeyIsATomlError) {
+  EXPECT_EQ(ErrorOf("[\n"),
+            "/specs/cluster.toml:1:2: error: invalid TOML: Error while parsing key: expected "
+            "bare key starting character or string delimiter, saw '\\n'\n  [\n   ^");
+  EXPECT_EQ(ErrorOf("[job]\n[[ [a]]\n"),
+            "/specs/cluster.toml:2:4: error: invalid TOML: Error while parsing key: expected "
+            "bare key starting character or string delimiter, saw '['\n  [[ [a]]\n     ^");
+}
+
+// Found by spec_fuzzer: TOML++ 3.3.0 reached __builtin_unreachable on a
+// character from U+00A1 to U+0499 wherever whitespace may come.
+TEST(SpecParserTest, NonAsciiCharactersOutsideStringsAreTomlErrors) {
+  EXPECT_EQ(ErrorOf("caf\xc3\xa9 = 1\n"),
+            "/specs/cluster.toml:1:4: error: invalid TOML: Error while parsing key-value pair: "
+            "expected '=', saw '\xc3\xa9'\n  caf\xc3\xa9 = 1\n     ^");
+  EXPECT_EQ(ErrorOf("a = 1\xd0\x96\n"),
+            "/specs/cluster.toml:1:6: error: invalid TOML: Error while parsing decimal integer: "
+            "expected digit, saw '\xd0\x96'\n  a = 1\xd0\x96\n       ^");
+}
+
+TEST(SpecParserTest, ANonAsciiCharacterAfterALineEndingBackslashIsText) {
+  FP_ASSERT_OK_AND_ASSIGN(
+      ClusterSpec spec,
+      ParseSpec(absl::StrCat(kBase, "[env]\nA = \"\"\"x\\\n  \xc3\xa9\\\n \xe3\x80\x80y\"\"\"\n"),
+                kPath));
+  // U+3000, an ideographic space, is whitespace the backslash trims.
+  EXPECT_EQ(spec.env, (EnvList{{"A", "x\xc3\xa9y"}}));
+}
+
 TEST(SpecParserTest, UnknownKeySuggestsTheNearest) {
   std::string text = kBase;
   text.replace(text.find("gpus = [0, 1]\nchief"), 4, "gpu ");

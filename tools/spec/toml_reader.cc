@@ -4,6 +4,7 @@
 #include <climits>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "tools/spec/validators.h"
 #include "tools/util/did_you_mean.h"
@@ -28,6 +29,34 @@ std::string TypeName(const toml::node& node) {
     default:
       return "a date or time";
   }
+}
+
+// The 1-based character (not byte) at `offset` of UTF-8 `text`.
+size_t CharacterAt(absl::string_view text, size_t offset) {
+  size_t characters = 1;
+  for (size_t i = 0; i < offset; ++i) {
+    if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) ++characters;
+  }
+  return characters;
+}
+
+// Why `text` is refused, or "" when every control character in it is allowed.
+std::string RefusedControl(absl::string_view text, Controls allowed) {
+  size_t at = FindControlCharacter(text, allowed == Controls::kTabNewline);
+  if (at == absl::string_view::npos) return "";
+  size_t character = CharacterAt(text, at);
+  if (text[at] == '\0') {
+    return absl::StrCat("contains a NUL byte (\\u0000) at character ", character,
+                        ": no path, argument or environment value can hold one");
+  }
+  return absl::StrCat(
+      "contains the control character ",
+      absl::StrFormat("\\u%04x", static_cast<unsigned char>(text[at])), " at character ",
+      character,
+      allowed == Controls::kTabNewline
+          ? " (arguments and environment values may hold tabs and newlines, no other "
+            "control characters)"
+          : " (names and paths must be printable text)");
 }
 
 }  // namespace
@@ -62,10 +91,18 @@ void TomlReader::CheckKeys(const toml::table& table, absl::string_view prefix,
   }
 }
 
-std::optional<std::string> TomlReader::String(const toml::node& node, absl::string_view key) {
-  if (const auto* value = node.as_string()) return value->get();
-  ExpectType(node, key, "a string");
-  return std::nullopt;
+std::optional<std::string> TomlReader::String(const toml::node& node, absl::string_view key,
+                                              Controls allowed) {
+  const auto* value = node.as_string();
+  if (value == nullptr) {
+    ExpectType(node, key, "a string");
+    return std::nullopt;
+  }
+  if (std::string refused = RefusedControl(value->get(), allowed); !refused.empty()) {
+    Error(node, key, refused);
+    return std::nullopt;
+  }
+  return value->get();
 }
 
 std::optional<bool> TomlReader::Bool(const toml::node& node, absl::string_view key) {
@@ -123,7 +160,8 @@ std::optional<std::vector<int>> TomlReader::IdList(const toml::node& node, absl:
 }
 
 std::optional<std::vector<std::string>> TomlReader::StringList(const toml::node& node,
-                                                               absl::string_view key) {
+                                                               absl::string_view key,
+                                                               Controls allowed) {
   const toml::array* array = node.as_array();
   if (array == nullptr) {
     ExpectType(node, key, "an array of strings");
@@ -131,7 +169,9 @@ std::optional<std::vector<std::string>> TomlReader::StringList(const toml::node&
   }
   std::vector<std::string> values;
   for (const toml::node& element : *array) {
-    if (std::optional<std::string> value = String(element, key)) values.push_back(*value);
+    if (std::optional<std::string> value = String(element, key, allowed)) {
+      values.push_back(*value);
+    }
   }
   return values;
 }
@@ -154,7 +194,7 @@ EnvList TomlReader::Env(const toml::node& node, absl::string_view key) {
             "_, not starting with a digit)");
       continue;
     }
-    if (std::optional<std::string> text = String(value, full_key)) {
+    if (std::optional<std::string> text = String(value, full_key, Controls::kTabNewline)) {
       env.emplace_back(name, *text);
     }
   }

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/string_view.h"
-#include "toml++/toml.h"
+#include "tools/spec/tomlplusplus.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/spec/spec_errors.h"
 
@@ -27,6 +27,14 @@ struct Position {
 
 // Where `region` (a value's or a key's source) begins.
 Position PositionOf(const toml::source_region& region);
+
+// Which control characters (U+0000 to U+001F, and DEL) a string value may
+// hold. NUL never: no path, argument or environment value can carry one, and
+// other control characters in a name or path only garble what plan prints.
+enum class Controls {
+  kNone,        // names, paths and labels: printable text only
+  kTabNewline,  // arguments and environment values: tabs and newlines too
+};
 
 class TomlReader {
  public:
@@ -47,17 +55,22 @@ class TomlReader {
                  const std::vector<std::string>& allowed);
 
   // Each returns the value, or nullopt after recording why it is not one.
-  std::optional<std::string> String(const toml::node& node, absl::string_view key);
+  // A string holding a control character `allowed` does not admit is refused
+  // ("contains the control character \u001b at character 4 ...").
+  std::optional<std::string> String(const toml::node& node, absl::string_view key,
+                                    Controls allowed = Controls::kNone);
   std::optional<bool> Bool(const toml::node& node, absl::string_view key);
   std::optional<int64_t> Integer(const toml::node& node, absl::string_view key);
   // An integer from 1 to 65535.
   std::optional<int> Port(const toml::node& node, absl::string_view key);
   // An array of distinct non-negative integers (GPU or CPU ids).
   std::optional<std::vector<int>> IdList(const toml::node& node, absl::string_view key);
-  std::optional<std::vector<std::string>> StringList(const toml::node& node, absl::string_view key);
+  std::optional<std::vector<std::string>> StringList(const toml::node& node, absl::string_view key,
+                                                     Controls allowed = Controls::kNone);
 
   // A table of NAME = "value": valid names only, in the table's (sorted)
-  // order; bad entries are recorded and left out.
+  // order; bad entries are recorded and left out. Values may hold tabs and
+  // newlines (Controls::kTabNewline).
   EnvList Env(const toml::node& node, absl::string_view key);
 
  private:

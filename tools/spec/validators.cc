@@ -87,4 +87,14 @@ bool IsCleanAbsolutePath(absl::string_view path) {
   return true;
 }
 
+size_t FindControlCharacter(absl::string_view text, bool allow_tab_newline) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    if (allow_tab_newline && (c == '\t' || c == '\n')) continue;
+    return i;
+  }
+  return absl::string_view::npos;
+}
+
 }  // namespace fleetplan

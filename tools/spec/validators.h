@@ -4,6 +4,8 @@
 // Checks of single spec values, each a compiled RE2 pattern (or a small
 // parse where a pattern cannot say it, as for IPv4 octets).
 
+#include <cstddef>
+
 #include "absl/strings/string_view.h"
 
 namespace fleetplan {
@@ -29,6 +31,10 @@ bool IsLowercaseIdentifier(absl::string_view name);
 
 // An absolute path with no "." or ".." components.
 bool IsCleanAbsolutePath(absl::string_view path);
+
+// The offset of the first control character in `text` (U+0000 to U+001F, or
+// DEL) other than tab and newline when `allow_tab_newline`, or npos.
+size_t FindControlCharacter(absl::string_view text, bool allow_tab_newline);
 
 }  // namespace fleetplan
 

@@ -1,5 +1,7 @@
 #include "tools/spec/validators.h"
 
+#include <string>
+
 #include "gtest/gtest.h"
 
 namespace fleetplan {
@@ -61,6 +63,19 @@ TEST(ValidatorsTest, PathsAndNames) {
   EXPECT_TRUE(IsLowercaseIdentifier("ssh"));
   EXPECT_FALSE(IsLowercaseIdentifier("SSH"));
   EXPECT_FALSE(IsLowercaseIdentifier("1ssh"));
+}
+
+TEST(ValidatorsTest, ControlCharacters) {
+  using std::string_literals::operator""s;
+  const size_t npos = absl::string_view::npos;
+  EXPECT_EQ(FindControlCharacter("/home/ubuntu/caf\xc3\xa9 project", false), npos);
+  EXPECT_EQ(FindControlCharacter("a\0b"s, false), 1u);
+  EXPECT_EQ(FindControlCharacter("a\0b"s, true), 1u) << "NUL is never allowed";
+  EXPECT_EQ(FindControlCharacter("ab\x1b[31m", true), 2u);
+  EXPECT_EQ(FindControlCharacter("abc\x7f", true), 3u);
+  EXPECT_EQ(FindControlCharacter("x\r\n", true), 1u);
+  EXPECT_EQ(FindControlCharacter("tab\tline\n", false), 3u);
+  EXPECT_EQ(FindControlCharacter("tab\tline\n", true), npos);
 }
 
 }  // namespace
