@@ -137,6 +137,16 @@ class SpecReader {
 
   void ReadNodeFields(const toml::table& table, absl::string_view prefix, NodeFields* fields);
   void ReadNodes(const toml::node* nodes, const NodeFields& defaults, ClusterSpec* spec);
+  // A node's own keys: address, private_address, name, chief.
+  void ReadNodeIdentity(const toml::table& table, const std::string& prefix, NodeSpec* node,
+                        std::map<std::string, Position>* positions);
+  // What a node takes from [defaults] unless it sets its own: transport,
+  // workdir, groups, python, gpus, cpus.
+  void ResolveNodeFields(const toml::table& table, const std::string& prefix,
+                         const NodeFields& defaults, const NodeFields& own, NodeSpec* node,
+                         std::map<std::string, Position>* positions);
+  // A hostname, IPv4 or IPv6 address, or an error at `value`.
+  std::optional<std::string> ReadAddress(const toml::node& value, const std::string& key);
   void ReadSettings(const toml::table& root, const std::vector<std::string>& names,
                     ClusterSpec* spec);
   void ReadSync(const toml::node& sync, ClusterSpec* spec);
@@ -249,90 +259,98 @@ void SpecReader::ReadNodes(const toml::node* nodes, const NodeFields& defaults,
                                    static_cast<int>(table.source().begin.column)};
     std::map<std::string, Position> positions;
     positions["node"] = PositionOf(table.source());
-    if (const toml::node* address = table.get("address")) {
-      positions["address"] = PositionOf(address->source());
-      if (std::optional<std::string> value = reader_.String(*address, prefix + "address")) {
-        node.address = *value;
-        if (!IsValidAddress(node.address)) {
-          reader_.Error(
-              *address, prefix + "address",
-              absl::StrCat("\"", node.address, "\" is not a valid hostname, IPv4 or IPv6 address"));
-        }
-      }
-    } else {
-      reader_.Error(table, prefix + "address", "missing: every node needs an address");
-    }
-    node.private_address = node.address;
-    if (const toml::node* address = table.get("private_address")) {
-      if (std::optional<std::string> value = reader_.String(*address, prefix + "private_address")) {
-        node.private_address = *value;
-        if (!IsValidAddress(*value)) {
-          reader_.Error(
-              *address, prefix + "private_address",
-              absl::StrCat("\"", *value, "\" is not a valid hostname, IPv4 or IPv6 address"));
-        }
-      }
-    }
-    node.name = node.address;
-    if (const toml::node* name = table.get("name")) {
-      positions["name"] = PositionOf(name->source());
-      if (std::optional<std::string> value = reader_.String(*name, prefix + "name")) {
-        if (value->empty()) {
-          reader_.Error(*name, prefix + "name", "must not be empty");
-        } else {
-          node.name = *value;
-        }
-      }
-    } else {
-      positions["name"] = positions["address"];
-    }
-    if (const toml::node* chief = table.get("chief")) {
-      positions["chief"] = PositionOf(chief->source());
-      node.chief = reader_.Bool(*chief, prefix + "chief").value_or(false);
-    }
-
+    ReadNodeIdentity(table, prefix, &node, &positions);
     NodeFields own;
     ReadNodeFields(table, prefix, &own);
-    Located<std::string> transport = Override(defaults.transport, own.transport);
-    node.transport = transport.value.value_or("local");
-    if (!IsLowercaseIdentifier(node.transport)) {
-      reader_.Error(transport.position, prefix + "transport",
-                    absl::StrCat("\"", node.transport,
-                                 "\" is not a transport name (expected a lowercase name such as "
-                                 "\"local\", \"ssh\" or \"docker\")"));
-    }
-    positions["transport"] = transport.value ? transport.position : positions["node"];
-    Located<std::string> workdir = Override(defaults.workdir, own.workdir);
-    if (!workdir.value) {
-      // A workdir written but refused has its error already.
-      if (!defaults.workdir.written() && !own.workdir.written()) {
-        reader_.Error(table, prefix + "workdir",
-                      "missing: set `workdir` (an absolute path) in [defaults] or on the node");
-      }
-    } else {
-      node.workdir = *workdir.value;
-      if (!IsCleanAbsolutePath(node.workdir)) {
-        reader_.Error(
-            workdir.position, prefix + "workdir",
-            absl::StrCat("\"", node.workdir,
-                         "\" must be an absolute path without \".\" or \"..\" components"));
-      }
-      while (node.workdir.size() > 1 && node.workdir.back() == '/') node.workdir.pop_back();
-    }
-    for (const std::string& group_table : tables_.grouped) {
-      Located<std::string> group = Override(defaults.Group(group_table), own.Group(group_table));
-      // `ssh = ""` picks no group, as leaving the key out does.
-      if (!group.value || group.value->empty()) continue;
-      node.groups[group_table] = *group.value;
-      positions["group " + group_table] = group.position;
-    }
-    node.python = Override(defaults.python, own.python).value.value_or(PythonEnv{});
-    node.gpus = Override(defaults.gpus, own.gpus).value.value_or(std::vector<int>{});
-    node.cpus = Override(defaults.cpus, own.cpus).value.value_or(std::vector<int>{});
+    ResolveNodeFields(table, prefix, defaults, own, &node, &positions);
     spec->nodes.push_back(std::move(node));
     node_positions_.push_back(std::move(positions));
     ++index;
   }
+}
+
+std::optional<std::string> SpecReader::ReadAddress(const toml::node& value,
+                                                   const std::string& key) {
+  std::optional<std::string> address = reader_.String(value, key);
+  if (address.has_value() && !IsValidAddress(*address)) {
+    reader_.Error(value, key,
+                  absl::StrCat("\"", *address, "\" is not a valid hostname, IPv4 or IPv6 address"));
+  }
+  return address;
+}
+
+void SpecReader::ReadNodeIdentity(const toml::table& table, const std::string& prefix,
+                                  NodeSpec* node, std::map<std::string, Position>* positions) {
+  if (const toml::node* address = table.get("address")) {
+    (*positions)["address"] = PositionOf(address->source());
+    node->address = ReadAddress(*address, prefix + "address").value_or("");
+  } else {
+    reader_.Error(table, prefix + "address", "missing: every node needs an address");
+  }
+  node->private_address = node->address;
+  if (const toml::node* address = table.get("private_address")) {
+    if (std::optional<std::string> value = ReadAddress(*address, prefix + "private_address")) {
+      node->private_address = *value;
+    }
+  }
+  node->name = node->address;
+  if (const toml::node* name = table.get("name")) {
+    (*positions)["name"] = PositionOf(name->source());
+    if (std::optional<std::string> value = reader_.String(*name, prefix + "name")) {
+      if (value->empty()) {
+        reader_.Error(*name, prefix + "name", "must not be empty");
+      } else {
+        node->name = *value;
+      }
+    }
+  } else {
+    (*positions)["name"] = (*positions)["address"];
+  }
+  if (const toml::node* chief = table.get("chief")) {
+    (*positions)["chief"] = PositionOf(chief->source());
+    node->chief = reader_.Bool(*chief, prefix + "chief").value_or(false);
+  }
+}
+
+void SpecReader::ResolveNodeFields(const toml::table& table, const std::string& prefix,
+                                   const NodeFields& defaults, const NodeFields& own,
+                                   NodeSpec* node, std::map<std::string, Position>* positions) {
+  Located<std::string> transport = Override(defaults.transport, own.transport);
+  node->transport = transport.value.value_or("local");
+  if (!IsLowercaseIdentifier(node->transport)) {
+    reader_.Error(transport.position, prefix + "transport",
+                  absl::StrCat("\"", node->transport,
+                               "\" is not a transport name (expected a lowercase name such as "
+                               "\"local\", \"ssh\" or \"docker\")"));
+  }
+  (*positions)["transport"] = transport.value ? transport.position : (*positions)["node"];
+  Located<std::string> workdir = Override(defaults.workdir, own.workdir);
+  if (!workdir.value) {
+    // A workdir written but refused has its error already.
+    if (!defaults.workdir.written() && !own.workdir.written()) {
+      reader_.Error(table, prefix + "workdir",
+                    "missing: set `workdir` (an absolute path) in [defaults] or on the node");
+    }
+  } else {
+    node->workdir = *workdir.value;
+    if (!IsCleanAbsolutePath(node->workdir)) {
+      reader_.Error(
+          workdir.position, prefix + "workdir",
+          absl::StrCat("\"", node->workdir,
+                       "\" must be an absolute path without \".\" or \"..\" components"));
+    }
+    while (node->workdir.size() > 1 && node->workdir.back() == '/') node->workdir.pop_back();
+  }
+  for (const std::string& group_table : tables_.grouped) {
+    Located<std::string> group = Override(defaults.Group(group_table), own.Group(group_table));
+    // `ssh = ""` picks no group, as leaving the key out does.
+    if (!group.value || group.value->empty()) continue;
+    node->groups[group_table] = *group.value;
+    (*positions)["group " + group_table] = group.position;
+  }
+  node->python = Override(defaults.python, own.python).value.value_or(PythonEnv{});
+  node->gpus = Override(defaults.gpus, own.gpus).value.value_or(std::vector<int>{});
+  node->cpus = Override(defaults.cpus, own.cpus).value.value_or(std::vector<int>{});
 }
 
 void SpecReader::ReadSettings(const toml::table& root, const std::vector<std::string>& names,
