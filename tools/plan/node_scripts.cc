@@ -80,7 +80,16 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
                     ShellQuote(absl::StrCat("--coordinator=", supervision.coordinator)));
   }
   absl::StrAppend(&command, " --heartbeat-timeout=",
-                  absl::FormatDuration(supervision.heartbeat_timeout), " -- ",
+                  absl::FormatDuration(supervision.heartbeat_timeout));
+  // The agent's default is torchrun's contract.
+  if (job.launcher.launcher != Launcher::kTorchrun) {
+    absl::StrAppend(&command, " --launcher=", LauncherName(job.launcher.launcher));
+  }
+  if (!job.launcher.local_rank_arg.empty()) {
+    absl::StrAppend(&command, " ",
+                    ShellQuote(absl::StrCat("--local-rank-arg=", job.launcher.local_rank_arg)));
+  }
+  absl::StrAppend(&command, " -- ",
                   ShellQuote(ProgramPath(job, node)));
   for (const std::string& arg : job.args) {
     absl::StrAppend(&command, " ", ShellQuote(arg));
