@@ -8,17 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "plugins/transport.h"
+#include "tools/cli/spec_target.h"
 
 namespace fleetplan {
-
-// What every job command shares: the spec as typed and how to reach it.
-struct JobTarget {
-  std::string spec;  // as typed
-  bool json = false;
-  std::string color = "auto";
-  TransportOptions transport;
-};
 
 // One line per node (state, generation, ranks alive, exit statuses, last
 // heartbeat) and the job's overall state; with `json`, one object with
