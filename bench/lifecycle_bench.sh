@@ -42,26 +42,12 @@ RANK
 chmod +x "$work/src/rank.sh"
 
 write_spec() {  # FAIL_RANK
-  local spec=$work/cluster.toml i
+  local spec=$work/cluster.toml
   {
     echo 'name = "lifecycle-bench"'
     echo '[defaults]'
     echo 'transport = "ssh"'
-    for ((i = 1; i <= n; i++)); do
-      echo '[[nodes]]'
-      echo "name = \"node$i\""
-      echo 'address = "127.0.0.1"'
-      echo "workdir = \"$work/nodes/$i\""
-      echo "ssh = \"g$i\""
-      ((i == 1)) && echo 'chief = true'
-    done
-    for ((i = 1; i <= n; i++)); do
-      echo "[ssh.g$i]"
-      echo 'user = "root"'
-      echo "port = ${ports[i - 1]}"
-      echo "key_file = \"$work/client_key\""
-      echo "known_hosts = \"$work/known_hosts\""
-    done
+    loopback_spec_nodes "$n"
     echo '[sync]'
     echo 'source = "src"'
     echo '[env]'

@@ -7,6 +7,11 @@
 # leaves: $work (a temporary folder, removed on exit, with client_key,
 # known_hosts and ssh_config where node1..nodeN are the servers), ports[]
 # (node i listens on ports[i-1]), and stops the servers on exit.
+#
+#   loopback_spec_nodes N
+#
+# prints a spec's [[nodes]] node1..nodeN (node1 the chief, workdir
+# $work/nodes/<i>) and their [ssh.g<i>] groups, for a spec on these servers.
 
 start_loopback_sshd() {
   local max=$1 i port
@@ -51,6 +56,25 @@ Host *
   BatchMode yes
 CONF
   sleep 1
+}
+
+loopback_spec_nodes() {
+  local n=$1 i
+  for ((i = 1; i <= n; i++)); do
+    echo '[[nodes]]'
+    echo "name = \"node$i\""
+    echo 'address = "127.0.0.1"'
+    echo "workdir = \"$work/nodes/$i\""
+    echo "ssh = \"g$i\""
+    ((i == 1)) && echo 'chief = true'
+  done
+  for ((i = 1; i <= n; i++)); do
+    echo "[ssh.g$i]"
+    echo 'user = "root"'
+    echo "port = ${ports[i - 1]}"
+    echo "key_file = \"$work/client_key\""
+    echo "known_hosts = \"$work/known_hosts\""
+  done
 }
 
 cleanup_loopback_sshd() {
