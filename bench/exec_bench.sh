@@ -54,7 +54,9 @@ for n in "${sizes[@]}"; do
   pdsh="PDSH_SSH_ARGS='-F $work/ssh_config %h' pdsh -R ssh -f $n -w ${hosts%,} true"
   ansible="ANSIBLE_HOST_KEY_CHECKING=True ansible all -i $work/inventory_$n -f $n -m command -a true"
   # Each must succeed once before it is timed.
-  for cmd in "$fleetplan" "$pdsh" "$ansible"; do bash -c "$cmd" >/dev/null 2>&1; done
+  for cmd in "$fleetplan" "$pdsh" "$ansible"; do
+    bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
+  done
 
   echo "== exec of true on $n nodes =="
   hyperfine --warmup 1 --runs "$runs" --export-markdown "$work/result_$n.md" \

@@ -6,7 +6,9 @@
 #
 # leaves: $work (a temporary folder, removed on exit, with client_key,
 # known_hosts and ssh_config where node1..nodeN are the servers), ports[]
-# (node i listens on ports[i-1]), and stops the servers on exit.
+# (node i listens on ports[i-1], on 127.0.0.1 and on addrs[i-1], an address
+# of its own in 127.0.0.0/8 for specs, where addresses are unique), and
+# stops the servers on exit.
 #
 #   loopback_spec_nodes N
 #
@@ -22,15 +24,17 @@ start_loopback_sshd() {
   ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/host_key"
   ssh-keygen -q -t ed25519 -N '' -C '' -f "$work/client_key"
   cp "$work/client_key.pub" "$work/authorized_keys"
-  ports=()
+  ports=() addrs=()
   : >"$work/known_hosts"
   : >"$work/ssh_config"
   for ((i = 1; i <= max; i++)); do
     port=$(free_port)
     ports+=("$port")
+    addrs+=("127.0.$((i / 250)).$((i % 250 + 1))")
     cat >"$work/sshd_$i.conf" <<CONF
 Port $port
 ListenAddress 127.0.0.1
+ListenAddress ${addrs[i - 1]}
 HostKey $work/host_key
 AuthorizedKeysFile $work/authorized_keys
 PidFile none
@@ -45,6 +49,7 @@ CONF
     unshare -m sh -c "mount --bind /dev/null /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $work/sshd_$i.conf" &
     pids+=($!)
     echo "[127.0.0.1]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
+    echo "[${addrs[i - 1]}]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
     printf 'Host node%d\n  HostName 127.0.0.1\n  Port %d\n' "$i" "$port" >>"$work/ssh_config"
   done
   cat >>"$work/ssh_config" <<CONF
@@ -63,7 +68,7 @@ loopback_spec_nodes() {
   for ((i = 1; i <= n; i++)); do
     echo '[[nodes]]'
     echo "name = \"node$i\""
-    echo 'address = "127.0.0.1"'
+    echo "address = \"${addrs[i - 1]}\""
     echo "workdir = \"$work/nodes/$i\""
     echo "ssh = \"g$i\""
     ((i == 1)) && echo 'chief = true'
