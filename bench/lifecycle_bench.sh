@@ -9,8 +9,8 @@
 #
 #   bench/lifecycle_bench.sh [N]      (run as root; RUNS=10 by default)
 #
-# Nodes are OpenSSH servers on loopback addresses (bench/loopback_sshd.sh),
-# each with its own workdir; they share this machine's process table, which is
+# Nodes are OpenSSH servers on 127.0.0.1 (bench/loopback_sshd.sh), each
+# with its own workdir; they share this machine's process table, which is
 # what lets (b) watch every node at once.
 set -euo pipefail
 
@@ -18,15 +18,10 @@ cd "$(dirname "$0")/.."
 n=${1:-8}
 runs=${RUNS:-10}
 
-# FLEETPLAN_BIN: a folder that holds fleetplan-apply, -status and -stop
-# already built (with apply's runfiles); default: build them with -c opt.
-bin=${FLEETPLAN_BIN:-}
-if [ -z "$bin" ]; then
-  ob=/root/.cache/bazel-ob/ssh
-  bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-apply \
-    //tools:fleetplan-status //tools:fleetplan-stop >&2
-  bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools"
-fi
+ob=/root/.cache/bazel-ob/ssh
+bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-apply \
+  //tools:fleetplan-status //tools:fleetplan-stop >&2
+bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools"
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
@@ -47,26 +42,12 @@ RANK
 chmod +x "$work/src/rank.sh"
 
 write_spec() {  # FAIL_RANK
-  local spec=$work/cluster.toml i
+  local spec=$work/cluster.toml
   {
     echo 'name = "lifecycle-bench"'
     echo '[defaults]'
     echo 'transport = "ssh"'
-    for ((i = 1; i <= n; i++)); do
-      echo '[[nodes]]'
-      echo "name = \"node$i\""
-      echo "address = \"${addrs[i - 1]}\""
-      echo "workdir = \"$work/nodes/$i\""
-      echo "ssh = \"g$i\""
-      ((i == 1)) && echo 'chief = true'
-    done
-    for ((i = 1; i <= n; i++)); do
-      echo "[ssh.g$i]"
-      echo 'user = "root"'
-      echo "port = ${ports[i - 1]}"
-      echo "key_file = \"$work/client_key\""
-      echo "known_hosts = \"$work/known_hosts\""
-    done
+    loopback_spec_nodes "$n"
     echo '[sync]'
     echo 'source = "src"'
     echo '[env]'
@@ -76,7 +57,7 @@ write_spec() {  # FAIL_RANK
     echo '[network]'
     echo "master_port = $(free_port)"
     echo '[job]'
-    echo 'program = "./rank.sh"'
+    echo 'program = "rank.sh"'
     echo "supervisor_port = $(free_port)"
   } >"$spec"
   echo "$spec"

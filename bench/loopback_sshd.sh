@@ -1,17 +1,22 @@
-# Sourced by the ssh benchmarks: N OpenSSH servers on loopback addresses of
-# their own (127.0.1.1, 127.0.1.2, ...), each in a mount namespace where
-# root's ~/.bashrc is masked, so that figures measure the tools and not this
-# host's shell start-up.
+# Sourced by the ssh benchmarks: N OpenSSH servers on 127.0.0.1, each in a
+# mount namespace where root's ~/.bashrc is masked, so that figures measure
+# the tools and not this host's shell start-up.
 #
 #   start_loopback_sshd N
 #
 # leaves: $work (a temporary folder, removed on exit, with client_key,
-# known_hosts and ssh_config where node1..nodeN are the servers), addrs[]
-# and ports[] (node i listens on addrs[i-1]:ports[i-1]), and stops the
-# servers on exit.
+# known_hosts and ssh_config where node1..nodeN are the servers), ports[]
+# (node i listens on ports[i-1], on 127.0.0.1 and on addrs[i-1], an address
+# of its own in 127.0.0.0/8 for specs, where addresses are unique), and
+# stops the servers on exit.
+#
+#   loopback_spec_nodes N
+#
+# prints a spec's [[nodes]] node1..nodeN (node1 the chief, workdir
+# $work/nodes/<i>) and their [ssh.g<i>] groups, for a spec on these servers.
 
 start_loopback_sshd() {
-  local max=$1 i port addr
+  local max=$1 i port
   work=$(mktemp -d /tmp/ssh_bench.XXXXXX)
   pids=()
   trap cleanup_loopback_sshd EXIT
@@ -24,12 +29,12 @@ start_loopback_sshd() {
   : >"$work/ssh_config"
   for ((i = 1; i <= max; i++)); do
     port=$(free_port)
-    addr="127.0.$((1 + i / 250)).$((1 + i % 250))"
     ports+=("$port")
-    addrs+=("$addr")
+    addrs+=("127.0.$((i / 250)).$((i % 250 + 1))")
     cat >"$work/sshd_$i.conf" <<CONF
 Port $port
-ListenAddress $addr
+ListenAddress 127.0.0.1
+ListenAddress ${addrs[i - 1]}
 HostKey $work/host_key
 AuthorizedKeysFile $work/authorized_keys
 PidFile none
@@ -43,8 +48,9 @@ Subsystem sftp /usr/lib/openssh/sftp-server
 CONF
     unshare -m sh -c "mount --bind /dev/null /root/.bashrc 2>/dev/null; exec /usr/sbin/sshd -D -e -f $work/sshd_$i.conf" &
     pids+=($!)
-    echo "[$addr]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
-    printf 'Host node%d\n  HostName %s\n  Port %d\n' "$i" "$addr" "$port" >>"$work/ssh_config"
+    echo "[127.0.0.1]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
+    echo "[${addrs[i - 1]}]:$port $(cat "$work/host_key.pub")" >>"$work/known_hosts"
+    printf 'Host node%d\n  HostName 127.0.0.1\n  Port %d\n' "$i" "$port" >>"$work/ssh_config"
   done
   cat >>"$work/ssh_config" <<CONF
 Host *
@@ -55,6 +61,25 @@ Host *
   BatchMode yes
 CONF
   sleep 1
+}
+
+loopback_spec_nodes() {
+  local n=$1 i
+  for ((i = 1; i <= n; i++)); do
+    echo '[[nodes]]'
+    echo "name = \"node$i\""
+    echo "address = \"${addrs[i - 1]}\""
+    echo "workdir = \"$work/nodes/$i\""
+    echo "ssh = \"g$i\""
+    ((i == 1)) && echo 'chief = true'
+  done
+  for ((i = 1; i <= n; i++)); do
+    echo "[ssh.g$i]"
+    echo 'user = "root"'
+    echo "port = ${ports[i - 1]}"
+    echo "key_file = \"$work/client_key\""
+    echo "known_hosts = \"$work/known_hosts\""
+  done
 }
 
 cleanup_loopback_sshd() {

@@ -105,9 +105,11 @@ class SshApplyTest : public ::testing::Test {
     ASSERT_THAT(WriteFileAtomic(known_hosts_, *host_keys_, 0600), IsOk());
     ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
                 IsOk());
-    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/lifecycle_rank.sh"),
-                               dir_ + "/src/lifecycle_rank.sh", 0755),
-                IsOk());
+    for (const char* script : {"lifecycle_rank.sh", "main_mpirun.py", "main_local_rank.py"}) {
+      ASSERT_THAT(CopyFileAtomic(Runfile(absl::StrCat("tests/testdata/", script)),
+                                 absl::StrCat(dir_, "/src/", script), 0755),
+                  IsOk());
+    }
     // Ranks of earlier tests recorded their env in the same place.
     for (int i = 0; i < kNodes; ++i) {
       ASSERT_THAT(Exec(i, "rm -rf /tmp/rank-*.env /tmp/life-*.env /tmp/hostile-*"), IsOk());
@@ -690,6 +692,71 @@ TEST_F(SshApplyTest, TheTrainerRestartedMidEpochContinuesFromItsCheckpoint) {
   EXPECT_GE(resumed[0]["step"].get<int>(), 20) << "from its mid-epoch checkpoint";
   EXPECT_LT(resumed[0]["step"].get<int>(), 60);
   ExpectNothingRunning();
+}
+
+}  // namespace
+}  // namespace fleetplan
+
+namespace fleetplan {
+namespace {
+
+// Seed 002's message passing in its mpirun variant, unchanged: the ranks
+// read OMPI_COMM_WORLD_* and MASTER_ADDR/MASTER_PORT, as `mpirun -x` gives them.
+TEST_F(SshApplyTest, TheSeedsMpirunScriptRunsUnchanged) {
+  SpecOptions options;
+  options.program = "/usr/bin/python3";
+  options.args = "\"main_mpirun.py\", \"--backend=gloo\"";
+  options.job = "nproc_per_node = 2\nlauncher = \"mpirun\"\n";
+  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(3));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int rank = 1; rank < 2 * kNodes; ++rank) {
+    EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("Rank 0 sent data to Rank ", rank)));
+    EXPECT_THAT(apply.output,
+                HasSubstr(absl::StrCat("Rank ", rank, " has received data from rank 0")));
+  }
+}
+
+// A script written for the old torch.distributed.launch requires
+// `--local_rank`; fleetplan passes it after the script, before its args.
+TEST_F(SshApplyTest, AScriptThatRequiresLocalRankRunsUnderDistributedLaunch) {
+  SpecOptions options;
+  options.program = "/usr/bin/python3";
+  options.args = "\"main_local_rank.py\", \"--backend=gloo\"";
+  options.job =
+      "nproc_per_node = 2\nlauncher = \"distributed-launch\"\nlocal_rank_arg = \"--local_rank\"\n";
+  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(3));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int rank = 0; rank < 2 * kNodes; ++rank) {
+    EXPECT_THAT(apply.output,
+                HasSubstr(absl::StrCat("Rank ", rank, " got --local_rank=", rank % 2)));
+  }
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("Rank ", 2 * kNodes - 1,
+                                                   " has received data from rank 0")));
+}
+
+TEST_F(SshApplyTest, ExecRunsACommandOnEveryNodeAndNamesTheOneThatFails) {
+  std::string spec = WriteSpec({});
+  ToolResult hostname = Job("exec", {spec, "--", "hostname"});
+  ASSERT_EQ(hostname.status, 0) << hostname.output;
+  for (int i = 0; i < kNodes; ++i) {
+    FP_ASSERT_OK_AND_ASSIGN(std::string name, Exec(i, "hostname"));
+    EXPECT_THAT(hostname.output, HasSubstr(absl::StrCat("[", Node(i).name, "] ", name)));
+  }
+  EXPECT_THAT(hostname.output, HasSubstr("exec: 3 nodes: 3 exited 0, 0 failed"));
+
+  ToolResult fails = Job("exec", {spec, "--node", Node(1).name, "--", "false"});
+  EXPECT_EQ(fails.status, 1) << fails.output;
+  EXPECT_THAT(fails.output, HasSubstr(absl::StrCat("[", Node(1).name, "] exit status 1")));
+  EXPECT_THAT(fails.output, HasSubstr("exec: 1 node: 0 exited 0, 1 failed"));
+
+  ToolResult json = Job("exec", {"--json", spec, "--", "sh", "-c", "echo $PWD; exit 4"});
+  EXPECT_EQ(json.status, 4) << json.output;
+  nlohmann::json parsed = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << json.output;
+  EXPECT_EQ(parsed["exit_status"], 4);
+  ASSERT_EQ(parsed["nodes"].size(), 3u);
+  EXPECT_EQ(parsed["nodes"][2]["node"], Node(2).name);
+  EXPECT_EQ(parsed["nodes"][2]["exit_status"], 4);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 //   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
 //       --log-dir=DIR [--grace-period=10s] [--detach]
 //       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
-//       [--heartbeat-timeout=30s] [--run-id=ID] -- PROGRAM ARGS...
+//       [--heartbeat-timeout=30s] [--run-id=ID] [--launcher=L] [--local-rank-arg=NAME]
+//       -- PROGRAM ARGS...
 //
 // The chief's agent (--nodes) coordinates the job; the others connect to it
 // (node_agent.h). Exits with the job's status: 0 when every rank of every
@@ -77,6 +78,12 @@ ABSL_FLAG(int, supervisor_port, 0, "Coordinator: the port the other nodes' agent
 ABSL_FLAG(std::string, coordinator, "", "Worker: the coordinator's HOST:PORT.");
 ABSL_FLAG(absl::Duration, heartbeat_timeout, absl::Seconds(30),
           "Silence from the coordinator (or a worker) after which the job stops.");
+ABSL_FLAG(std::string, launcher, "torchrun",
+          "Whose contract the ranks see: torchrun, distributed-launch, mpirun or deepspeed "
+          "(their per-rank variables and local-rank argument; env.sh holds the node's).");
+ABSL_FLAG(std::string, local_rank_arg, "",
+          "distributed-launch, deepspeed: the local-rank argument's name (default: "
+          "--local-rank, --local_rank).");
 ABSL_FLAG(bool, detach, false,
           "Run on in a session of its own, output in the logs, and return once this node's "
           "ranks have started.");
@@ -352,7 +359,9 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] [--detach]\n"
       "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
-      "[--heartbeat-timeout=30s] -- PROGRAM ARGS...\n"
+      "[--heartbeat-timeout=30s]\n"
+      "      [--launcher=torchrun|distributed-launch|mpirun|deepspeed] [--local-rank-arg=NAME] "
+      "-- PROGRAM ARGS...\n"
       "Reading and stopping the job on this node:\n"
       "  fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N] "
       "[--tail=N] [--follow]\n"
@@ -387,6 +396,15 @@ int main(int argc, char** argv) {
   options.log_dir = absl::GetFlag(FLAGS_log_dir);
   options.grace_period = absl::GetFlag(FLAGS_grace_period);
   options.program.assign(positional->begin() + 1, positional->end());
+  std::optional<fleetplan::Launcher> launcher =
+      fleetplan::ParseLauncher(absl::GetFlag(FLAGS_launcher));
+  if (!launcher.has_value()) {
+    std::fprintf(stderr, "fleetplan-agent: --launcher=%s: expected one of %s\n",
+                 absl::GetFlag(FLAGS_launcher).c_str(),
+                 absl::StrJoin(fleetplan::LauncherNames(), ", ").c_str());
+    return fleetplan::kExitBadInput;
+  }
+  options.launcher = {*launcher, absl::GetFlag(FLAGS_local_rank_arg)};
   options.run_id = absl::GetFlag(FLAGS_run_id);
   if (const char* from_env = std::getenv("FLEETPLAN_RUN_ID");
       options.run_id.empty() && from_env != nullptr) {

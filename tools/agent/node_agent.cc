@@ -380,9 +380,8 @@ class NodeAgent {
     group.restart_reason = why;
     group.output_fd = options_.echo_rank_output ? options_.output_fd : -1;
     group.grace_period = options_.grace_period;
-    group.env = {{"TORCHELASTIC_RUN_ID", state_.run_id},
-                 {"TORCHELASTIC_RESTART_COUNT", absl::StrCat(generation)},
-                 {"TORCHELASTIC_MAX_RESTARTS", absl::StrCat(options_.restarts)}};
+    group.launcher = options_.launcher;
+    group.run_id = state_.run_id;
     if (generation > 0) {
       Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
                        why.empty() ? "" : absl::StrCat(": ", why), ")"));

@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/launcher_contract.h"
 
 namespace fleetplan {
 
@@ -36,7 +37,10 @@ struct NodeAgentOptions {
   // and tells the workers.
   std::string run_id;
   absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
-  std::vector<std::string> program;                 // argv of every rank
+  std::vector<std::string> program;                 // the job's argv
+  // Whose contract the ranks see: its variables, and its local-rank
+  // argument put into `program` (tools/protocol/launcher_contract.h).
+  LauncherConfig launcher;
 
   // A coordinator lists every node of the job, its own included (empty:
   // this node alone) and listens on `supervisor_port` when there are

@@ -220,6 +220,30 @@ TEST_F(NodeAgentTest, RestartedRanksSeeTorchrunsRestartCountAndRunId) {
   EXPECT_THAT(Output(), HasSubstr("[n1/4] restart=1 max=1 run=run-7\n"));
 }
 
+TEST_F(NodeAgentTest, RanksSeeOnlyTheirLaunchersVariablesAndArgument) {
+  std::string program = dir_ + "/launcher_rank.sh";
+  ASSERT_THAT(WriteFileAtomic(program,
+                              "#!/bin/sh\n"
+                              "echo \"args=$* ompi=${OMPI_COMM_WORLD_RANK-unset}/"
+                              "${OMPI_COMM_WORLD_LOCAL_RANK-unset} rank=${RANK-unset} "
+                              "elastic=${TORCHELASTIC_RUN_ID-unset}\"\n",
+                              0755),
+              IsOk());
+  NodeAgentOptions options = Options(2, {});
+  options.program = {program, "--epochs=1"};
+  options.run_id = "run-9";
+  options.launcher = {Launcher::kMpirun, ""};
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_THAT(Output(), HasSubstr("[n1/5] args=--epochs=1 ompi=5/1 rank=unset elastic=unset\n"));
+
+  options.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
+  FP_ASSERT_OK_AND_ASSIGN(result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 0);
+  EXPECT_THAT(Output(), HasSubstr("[n1/5] args=--local_rank=1 --epochs=1 ompi=unset/unset "
+                                  "rank=5 elastic=run-9\n"));
+}
+
 // A free TCP port on the loopback, for a coordinator to listen on.
 int FreePort() {
   int fd = socket(AF_INET, SOCK_STREAM, 0);

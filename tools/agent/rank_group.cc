@@ -67,10 +67,13 @@ void RankGroup::Start() {
       }
       Log(i, absl::StrCat(line, " ---\n"));
     }
+    RankContract contract =
+        ForRank(options_.launcher, rank, i,
+                Generation{options_.run_id, options_.generation, options_.max_restarts},
+                options_.program);
     SubprocessOptions spawn;
-    spawn.argv = options_.program;
-    spawn.env = {{"RANK", absl::StrCat(rank)}, {"LOCAL_RANK", absl::StrCat(i)}};
-    spawn.env.insert(spawn.env.end(), options_.env.begin(), options_.env.end());
+    spawn.argv = std::move(contract.argv);
+    spawn.env = std::move(contract.env);
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(spawn);
     if (!process.ok()) {
       std::string why = absl::StrCat("rank ", rank, " did not start: ", process.status().message());

@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "tools/agent/line_prefixer.h"
 #include "tools/process/subprocess.h"
+#include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/job_state.h"
 
 namespace fleetplan {
@@ -24,9 +25,11 @@ struct RankGroupOptions {
   std::string node;
   int first_rank = 0;
   int nproc = 1;
-  std::vector<std::string> program;  // argv of every rank
-  // Added to each rank's environment after RANK and LOCAL_RANK.
-  std::vector<std::pair<std::string, std::string>> env;
+  std::vector<std::string> program;  // the job's argv, before the launcher's argument
+  // Each rank gets its part of this launcher's contract (RANK, LOCAL_RANK,
+  // ...; launcher_contract.h ForRank) for the generation below.
+  LauncherConfig launcher;
+  std::string run_id;
   std::string run_dir;  // rank logs go here (RankLogPath)
   // >0: each log first gets "--- restart N of M (why) ---".
   int generation = 0;

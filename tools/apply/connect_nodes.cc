@@ -7,40 +7,35 @@
 
 namespace fleetplan {
 
+absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
+                                                        const NodeSpec& node,
+                                                        const TransportOptions& options) {
+  absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
+  if (!transport.ok()) return absl::InvalidArgumentError(transport.status().message());
+  return (*transport)->Connect(spec, node, options);
+}
+
 absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
                                              bool tolerate_not_there) {
-  std::vector<absl::Status> errors(spec.nodes.size());
-  std::vector<std::unique_ptr<Connection>> opened(spec.nodes.size());
-  std::vector<char> not_yet(spec.nodes.size(), false);  // the transport said so
+  std::vector<absl::StatusOr<std::unique_ptr<Connection>>> opened(spec.nodes.size());
   ParallelFor(spec.nodes.size(), parallelism, [&](size_t i) {
-    const NodeSpec& node = spec.nodes[i];
-    absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
-    if (!transport.ok()) {
-      errors[i] = transport.status();
-      return;
-    }
-    absl::StatusOr<std::unique_ptr<Connection>> connection =
-        (*transport)->Connect(spec, node, options);
-    if (!connection.ok()) {
-      errors[i] = connection.status();
-      not_yet[i] = absl::IsNotFound(connection.status());
-    } else {
-      opened[i] = *std::move(connection);
-    }
+    opened[i] = ConnectNode(spec, spec.nodes[i], options);
   });
   NodeConnections connections;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    if (tolerate_not_there && not_yet[i]) {
-      connections.not_there[spec.nodes[i].name] = std::string(errors[i].message());
-    } else if (!errors[i].ok()) {
-      return absl::Status(errors[i].code(),
-                          absl::StrCat("cannot connect to node '", spec.nodes[i].name, "' (",
-                                       spec.nodes[i].transport, "): ", errors[i].message()));
+    if (opened[i].ok()) continue;
+    // NotFound: the transport says the node is not there yet.
+    const absl::Status& error = opened[i].status();
+    const NodeSpec& node = spec.nodes[i];
+    if (!tolerate_not_there || !absl::IsNotFound(error)) {
+      return absl::Status(error.code(), absl::StrCat("cannot connect to node '", node.name, "' (",
+                                                     node.transport, "): ", error.message()));
     }
+    connections.not_there[node.name] = std::string(error.message());
   }
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    if (opened[i] != nullptr) connections.open[spec.nodes[i].name] = std::move(opened[i]);
+    if (opened[i].ok()) connections.open[spec.nodes[i].name] = *std::move(opened[i]);
   }
   return connections;
 }

@@ -21,6 +21,12 @@ struct NodeConnections {
   std::map<std::string, std::string> not_there;
 };
 
+// Opens a connection to `node` through its transport (Transport::Connect;
+// InvalidArgument when the node names no registered transport).
+absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
+                                                        const NodeSpec& node,
+                                                        const TransportOptions& options);
+
 // Connects to every node of `spec`, at most `parallelism` at once. The
 // first node that cannot be reached is named ("cannot connect to node 'b'
 // (ssh): ..."), except, with `tolerate_not_there`, one that is not there

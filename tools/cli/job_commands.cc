@@ -12,54 +12,13 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
-#include "tools/apply/connect_nodes.h"
 #include "tools/apply/executor.h"
 #include "tools/apply/job_control.h"
-#include "tools/cli/paths.h"
-#include "tools/cli/prepare.h"
 #include "tools/cli/signals.h"
-#include "tools/spec/spec_parser.h"
 #include "tools/util/flags.h"
 
 namespace fleetplan {
 namespace {
-
-int Fail(absl::string_view command, absl::string_view message, int code) {
-  std::fprintf(stderr, "%.*s: %.*s\n", static_cast<int>(command.size()), command.data(),
-               static_cast<int>(message.size()), message.data());
-  return code;
-}
-
-// The spec and a connection to each of its nodes.
-struct Opened {
-  ClusterSpec spec;
-  NodeConnections connections;
-};
-
-// Loads the spec and connects to its nodes (a node that apply would create
-// and has not: no connection, nothing to read there). Prints why not and
-// returns the exit code when it cannot.
-absl::StatusOr<std::unique_ptr<Opened>> Open(const JobTarget& target) {
-  absl::StatusOr<ClusterSpec> spec = LoadSpecFile(ResolveUserPath(target.spec));
-  if (!spec.ok()) return spec.status();
-  if (absl::Status valid = ValidateNodes(*spec); !valid.ok()) return valid;
-  auto opened = std::make_unique<Opened>();
-  opened->spec = *std::move(spec);
-  TransportOptions transport = target.transport;
-  transport.read_only = true;  // these commands create or start nothing
-  absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(opened->spec, transport, static_cast<int>(opened->spec.nodes.size()),
-                   /*tolerate_not_there=*/true);
-  if (!connections.ok()) return connections.status();
-  opened->connections = *std::move(connections);
-  return opened;
-}
-
-int OpenFailure(absl::string_view command, const absl::Status& status) {
-  return Fail(command, status.message(),
-              absl::IsInvalidArgument(status) || absl::IsNotFound(status) ? kExitBadInput
-                                                                          : kExitApplyFailed);
-}
 
 std::string Ago(absl::Time then, absl::Time now) {
   if (then == absl::InfinitePast()) return "-";
@@ -146,21 +105,9 @@ std::string ExitText(const std::map<int, int>& statuses) {
 
 }  // namespace
 
-absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv,
-                                                   const char* main_file) {
-  absl::StatusOr<std::vector<std::string>> positional = ParseMainFlags(argc, argv, main_file);
-  if (!positional.ok()) return positional.status();
-  if (positional->size() != 2) {
-    return absl::InvalidArgumentError("expected one spec file (see --help)");
-  }
-  JobTarget target;
-  target.spec = (*positional)[1];
-  return target;
-}
-
 int RunStatusCommand(const JobTarget& target) {
-  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
-  if (!opened.ok()) return OpenFailure("status", opened.status());
+  absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
+  if (!opened.ok()) return FailWith("status", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
   JobControl control(spec, (*opened)->connections.open);
   absl::Time now = absl::Now();
@@ -227,27 +174,16 @@ int RunStatusCommand(const JobTarget& target) {
 
 int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   OnInterrupt(nullptr);  // signals blocked before any thread starts
-  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
-  if (!opened.ok()) return OpenFailure("logs", opened.status());
+  absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
+  if (!opened.ok()) return FailWith("logs", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
+  absl::StatusOr<std::vector<const NodeSpec*>> selected = SelectNodes(spec, options.nodes);
+  if (!selected.ok()) return FailWith("logs", selected.status());
   std::vector<const NodeSpec*> nodes;
-  for (const std::string& name : options.nodes) {
-    const NodeSpec* found = nullptr;
-    for (const NodeSpec& node : spec.nodes) {
-      if (node.name == name) found = &node;
-    }
-    if (found == nullptr) {
-      std::vector<std::string> names;
-      for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
-      return Fail("logs", absl::StrCat("no node named '", name, "' (the spec has ",
-                                       absl::StrJoin(names, ", "), ")"),
-                  kExitBadInput);
-    }
-    nodes.push_back(found);
-  }
-  if (nodes.empty()) {
-    for (const NodeSpec& node : spec.nodes) {
-      if ((*opened)->connections.open.count(node.name) > 0) nodes.push_back(&node);
+  for (const NodeSpec* node : *selected) {
+    // Unnamed, a node that is not there is left out: it has no logs.
+    if (!options.nodes.empty() || (*opened)->connections.open.count(node->name) > 0) {
+      nodes.push_back(node);
     }
   }
   LogsRequest request;
@@ -293,8 +229,8 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
 }
 
 int RunStopCommand(const JobTarget& target) {
-  absl::StatusOr<std::unique_ptr<Opened>> opened = Open(target);
-  if (!opened.ok()) return OpenFailure("stop", opened.status());
+  absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
+  if (!opened.ok()) return FailWith("stop", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
   if (!(*opened)->connections.not_there.empty()) {
     // A node that is not there runs nothing; stop the others.

@@ -8,24 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/statusor.h"
-#include "plugins/transport.h"
+#include "tools/cli/spec_target.h"
 
 namespace fleetplan {
-
-// What every job command shares: the spec as typed and how to reach it.
-struct JobTarget {
-  std::string spec;  // as typed
-  bool json = false;
-  std::string color = "auto";
-  TransportOptions transport;
-};
-
-// The shared front of the job commands' mains: parses the flags (those
-// defined in `main_file`, the main's __FILE__) and expects one spec; the
-// caller sets the rest of the target from its flags. InvalidArgument, to
-// print with the command's name and exit 2, otherwise.
-absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv, const char* main_file);
 
 // One line per node (state, generation, ranks alive, exit statuses, last
 // heartbeat) and the job's overall state; with `json`, one object with

@@ -258,6 +258,8 @@ std::string PlanHash(const Plan& plan) {
         .Add(rank.address)
         .Add(absl::StrCat(rank.env.size()));
     for (const auto& [name, value] : rank.env) digester.Add(name).Add(value);
+    digester.Add(absl::StrCat(rank.argv.size()));
+    for (const std::string& arg : rank.argv) digester.Add(arg);
   }
   return digester.Hex();
 }
@@ -283,16 +285,22 @@ absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& input
   std::vector<std::vector<NodeVar>> node_envs;
   node_envs.reserve(spec.nodes.size());
   plan.ranks.reserve(world_size);
+  // As at the first generation; the run id is chosen at launch.
+  Generation generation{std::string(kPlannedRunId), 0, spec.job.restarts};
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     node_envs.push_back(NodeEnvironment(spec, i, chief, world_size));
+    std::vector<std::string> program = {ProgramPath(spec.job, node)};
+    program.insert(program.end(), spec.job.args.begin(), spec.job.args.end());
     for (int local = 0; local < node.nproc; ++local) {
       RankEnv& rank = plan.ranks.emplace_back();
       rank.rank = first_ranks[i] + local;
       rank.local_rank = local;
       rank.node = node.name;
       rank.address = node.address;
-      rank.env = RankEnvironment(node_envs.back(), rank.rank, local);
+      RankContract contract = ForRank(spec.job.launcher, rank.rank, local, generation, program);
+      rank.env = RankEnvironment(node_envs.back(), contract.env);
+      rank.argv = std::move(contract.argv);
     }
   }
   if (check_only) {

@@ -23,6 +23,7 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::HasSubstr;
 using ::testing::Key;
 using ::testing::Not;
 
@@ -163,6 +164,37 @@ TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {
   expected.insert(expected.end(), spec_.job.args.begin(), spec_.job.args.end());
   EXPECT_EQ(argv, expected);
   EXPECT_FALSE(FileExists(dir_ + "/launched"));
+}
+
+}  // namespace
+}  // namespace fleetplan
+
+namespace fleetplan {
+namespace {
+
+TEST(ShellCommandLineTest, OneArgumentIsACommandLineSeveralAreWords) {
+  EXPECT_EQ(ShellCommandLine({"nvidia-smi | head -5"}), "nvidia-smi | head -5");
+  EXPECT_EQ(ShellCommandLine({"ls", "my file", "$HOME"}), "ls 'my file' '$HOME'");
+}
+
+TEST_F(NodeScriptsTest, ExecRunsInTheEnvironmentAndWorkdirApplyLeft) {
+  const NodeSpec& node = spec_.nodes[0];
+  std::vector<std::string> from_spec = EnvScripts(spec_);
+  ASSERT_EQ(from_spec.size(), spec_.nodes.size());
+  std::string command =
+      ExecCommand(node, from_spec[0], "echo \"$FP_VENV_ACTIVE $NCCL_DEBUG $GROUP_RANK $FROM\"; pwd");
+  // Before any apply: the environment made from the spec, in the home folder.
+  FP_ASSERT_OK_AND_ASSIGN(std::string before,
+                          RunSh(absl::StrCat("HOME='", dir_, "'; {\n", command, "} 2>&1")));
+  EXPECT_THAT(before, HasSubstr("yes INFO 0 \n"));
+  EXPECT_THAT(before, HasSubstr("does not exist on this node yet (apply has not run here)"));
+  EXPECT_THAT(before, HasSubstr(absl::StrCat(dir_, "\n")));
+  // After: env.sh as the environment phase wrote it, in the workdir.
+  std::string env_sh = EnvScriptPath(node);
+  ASSERT_THAT(RunSh(absl::StrCat("mkdir -p \"$(dirname '", env_sh, "')\"")), IsOk());
+  WriteFileOrDie(env_sh, "FROM=env.sh; export FROM\n");
+  FP_ASSERT_OK_AND_ASSIGN(std::string after, RunSh(command));
+  EXPECT_EQ(after, absl::StrCat("   env.sh\n", node.workdir, "\n"));
 }
 
 }  // namespace

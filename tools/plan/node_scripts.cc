@@ -2,6 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
 #include "tools/util/shell_quote.h"
 
@@ -66,6 +67,41 @@ std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env
   return script;
 }
 
+std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
+  int world_size = 0;
+  for (const NodeSpec& node : spec.nodes) world_size += node.nproc;
+  const NodeSpec& chief = spec.chief();
+  bool nccl_auto = spec.network.nccl_socket_ifname == "auto";
+  std::vector<std::string> scripts;
+  scripts.reserve(spec.nodes.size());
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
+    scripts.push_back(
+        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto));
+  }
+  return scripts;
+}
+
+std::string ShellCommandLine(const std::vector<std::string>& argv) {
+  if (argv.size() == 1) return argv[0];
+  std::vector<std::string> words;
+  words.reserve(argv.size());
+  for (const std::string& arg : argv) words.push_back(ShellQuote(arg));
+  return absl::StrJoin(words, " ");
+}
+
+std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
+                        absl::string_view command_line) {
+  std::string env = ShellQuote(EnvScriptPath(node));
+  std::string workdir = ShellQuote(node.workdir);
+  return absl::StrCat(
+      "if [ -f ", env, " ]; then . ", env, "; else :\n", env_script, "fi\n",
+      "cd ", workdir, " 2>/dev/null || { echo ",
+      ShellQuote(absl::StrCat("fleetplan exec: ", node.workdir,
+                              " does not exist on this node yet (apply has not run here); "
+                              "running in the home folder")),
+      " >&2; cd; }\n", command_line, "\n");
+}
+
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
   std::string command = absl::StrCat(
@@ -83,7 +119,16 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
                     ShellQuote(absl::StrCat("--coordinator=", supervision.coordinator)));
   }
   absl::StrAppend(&command, " --heartbeat-timeout=",
-                  absl::FormatDuration(supervision.heartbeat_timeout), " -- ",
+                  absl::FormatDuration(supervision.heartbeat_timeout));
+  // The agent's default is torchrun's contract.
+  if (job.launcher.launcher != Launcher::kTorchrun) {
+    absl::StrAppend(&command, " --launcher=", LauncherName(job.launcher.launcher));
+  }
+  if (!job.launcher.local_rank_arg.empty()) {
+    absl::StrAppend(&command, " ",
+                    ShellQuote(absl::StrCat("--local-rank-arg=", job.launcher.local_rank_arg)));
+  }
+  absl::StrAppend(&command, " -- ",
                   ShellQuote(ProgramPath(job, node)));
   for (const std::string& arg : job.args) {
     absl::StrAppend(&command, " ", ShellQuote(arg));

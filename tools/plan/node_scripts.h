@@ -41,6 +41,21 @@ std::string EnvExports(const std::vector<NodeVar>& node_env);
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
                       bool nccl_auto);
 
+// env.sh's text for every node of `spec`, in node order: what the
+// environment phase writes (EnvScript of NodeEnvironment).
+std::vector<std::string> EnvScripts(const ClusterSpec& spec);
+
+// One sh command line from `argv`: a single argument as written (a shell
+// command line: pipes, `&&`, `$VAR` work), several each quoted as one word.
+std::string ShellCommandLine(const std::vector<std::string>& argv);
+
+// What `exec` runs on `node`: the node's environment (its env.sh, or
+// `env_script`, the same made from the spec, where no apply has written it
+// yet), then `command_line` in the workdir (in the home folder, saying so on
+// stderr, where no apply has created it yet).
+std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
+                        absl::string_view command_line);
+
 // How a node's agent takes part in supervising the job: the chief's
 // coordinates (it lists every node and listens on the supervisor port),
 // every other node's connects to it.

@@ -76,7 +76,10 @@ struct RankEnv {
   int local_rank = 0;
   std::string node;     // the node's name
   std::string address;  // the node's address
-  EnvList env;          // sorted by name
+  EnvList env;          // sorted by name; the run id as kPlannedRunId
+  // The rank's command line: the program, its args and the launcher's
+  // argument (launcher_contract.h).
+  std::vector<std::string> argv;
 };
 
 struct Plan {

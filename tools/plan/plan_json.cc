@@ -29,6 +29,7 @@ Json RankToJson(const RankEnv& rank) {
   Json env = Json::object();
   for (const auto& [name, value] : rank.env) env[name] = value;
   return Json{{"rank", rank.rank},
+              {"argv", rank.argv},
               {"local_rank", rank.local_rank},
               {"node", rank.address},
               {"node_name", rank.node},
@@ -118,6 +119,10 @@ void WriteStep(const Step& step, JsonWriter& w) {
 
 void WriteRank(const RankEnv& rank, JsonWriter& w) {
   w.BeginObject();
+  w.Key("argv");
+  w.BeginArray();
+  for (const std::string& arg : rank.argv) w.String(arg);
+  w.EndArray();
   w.Key("env");
   WriteObject(rank.env, w);
   w.Member("local_rank", rank.local_rank);
@@ -151,6 +156,7 @@ size_t EstimatedJsonSize(const Plan& plan) {
   for (const RankEnv& rank : plan.ranks) {
     size += rank.node.size() + rank.address.size() + pairs_size(rank.env) +
             10 * kPerMember;
+    for (const std::string& arg : rank.argv) size += arg.size() + kPerMember;
   }
   // Escapes can lengthen text; leave room rather than reallocate.
   return size + size / 8;

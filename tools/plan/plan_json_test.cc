@@ -62,6 +62,51 @@ TEST(PlanJsonTest, Layout) {
   EXPECT_EQ(preflight[1]["serves_phase"], true);
 }
 
+TEST(PlanJsonTest, RanksShowTheirLaunchersVariablesAndArguments) {
+  ClusterSpec spec = ThreeNodeSpec();
+  spec.job.program = "/usr/bin/python3";
+  spec.job.args = {"main.py", "--backend=gloo"};
+  spec.job.restarts = 2;
+  FP_ASSERT_OK_AND_ASSIGN(Plan torchrun, CompilePlan(spec, {}));
+  nlohmann::json rank = nlohmann::json::parse(RenderPlanJson(torchrun))["ranks"][2];
+  EXPECT_EQ(rank["argv"], nlohmann::json({"/usr/bin/python3", "main.py", "--backend=gloo"}));
+  EXPECT_EQ(rank["env"]["RANK"], "2");
+  EXPECT_EQ(rank["env"]["ROLE_RANK"], "2");
+  EXPECT_EQ(rank["env"]["ROLE_WORLD_SIZE"], "6");
+  EXPECT_EQ(rank["env"]["TORCHELASTIC_RUN_ID"], "<run-id>");
+  EXPECT_EQ(rank["env"]["TORCHELASTIC_RESTART_COUNT"], "0");
+  EXPECT_EQ(rank["env"]["TORCHELASTIC_MAX_RESTARTS"], "2");
+
+  spec.job.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
+  FP_ASSERT_OK_AND_ASSIGN(Plan launch, CompilePlan(spec, {}));
+  rank = nlohmann::json::parse(RenderPlanJson(launch))["ranks"][2];
+  EXPECT_EQ(rank["argv"], nlohmann::json({"/usr/bin/python3", "main.py", "--local_rank=1",
+                                          "--backend=gloo"}));
+  EXPECT_THAT(launch.phases[5].steps[1].command,
+              HasSubstr("--launcher=distributed-launch --local-rank-arg=--local_rank -- "
+                        "/usr/bin/python3 main.py --backend=gloo"));
+
+  spec.job.launcher = {Launcher::kMpirun, ""};
+  spec.env = {{"RANK", "kept: not mpirun's"}, {"OMPI_COMM_WORLD_RANK", "dropped"}};
+  FP_ASSERT_OK_AND_ASSIGN(Plan mpirun, CompilePlan(spec, {}));
+  rank = nlohmann::json::parse(RenderPlanJson(mpirun))["ranks"][2];
+  EXPECT_EQ(rank["argv"], nlohmann::json({"/usr/bin/python3", "main.py", "--backend=gloo"}));
+  nlohmann::json expected = {{"MASTER_ADDR", "10.1.0.1"},
+                             {"MASTER_PORT", "23456"},
+                             {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
+                             {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
+                             {"OMPI_COMM_WORLD_NODE_RANK", "1"},
+                             {"OMPI_COMM_WORLD_RANK", "2"},
+                             {"OMPI_COMM_WORLD_SIZE", "6"},
+                             {"OMPI_UNIVERSE_SIZE", "6"},
+                             {"OMP_NUM_THREADS", "1"},
+                             {"RANK", "kept: not mpirun's"},
+                             {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}};
+  EXPECT_EQ(rank["env"], expected);
+  EXPECT_THAT(mpirun.phases[3].steps[1].content, HasSubstr("export OMPI_COMM_WORLD_SIZE=6\n"));
+  EXPECT_NE(mpirun.hash, launch.hash);
+}
+
 std::string DumpOfPlanToJson(const Plan& plan) {
   return PlanToJson(plan).dump(2, ' ', /*ensure_ascii=*/false,
                                nlohmann::json::error_handler_t::replace) +

@@ -18,10 +18,10 @@ void Set(VarMap& vars, absl::string_view name, std::string value,
   var.expand_on_node = expand_on_node;
 }
 
-// Spec values for contract variables are dropped; the contract sets them.
-void SetList(VarMap& vars, const EnvList& env, bool expand_on_node) {
+// Spec values for the launcher's variables are dropped; the contract sets them.
+void SetList(VarMap& vars, const EnvList& env, Launcher launcher, bool expand_on_node) {
   for (const auto& [name, value] : env) {
-    if (!IsContractVariable(name)) Set(vars, name, value, expand_on_node);
+    if (!IsContractVariable(launcher, name)) Set(vars, name, value, expand_on_node);
   }
 }
 
@@ -42,11 +42,16 @@ void SetNetwork(VarMap& vars, const NetworkSpec& network) {
 void SetContract(VarMap& vars, const ClusterSpec& spec, size_t node_index,
                  const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
-  Set(vars, "MASTER_ADDR", ReachAddress(chief));
-  Set(vars, "MASTER_PORT", absl::StrCat(spec.network.master_port));
-  Set(vars, "WORLD_SIZE", absl::StrCat(world_size));
-  Set(vars, "LOCAL_WORLD_SIZE", absl::StrCat(node.nproc));
-  Set(vars, "GROUP_RANK", absl::StrCat(node_index));
+  NodePlace place;
+  place.node_rank = static_cast<int>(node_index);
+  place.num_nodes = static_cast<int>(spec.nodes.size());
+  place.world_size = world_size;
+  place.local_world_size = node.nproc;
+  place.master_addr = ReachAddress(chief);
+  place.master_port = spec.network.master_port;
+  for (auto& [name, value] : NodeContract(spec.job.launcher.launcher, place)) {
+    Set(vars, name, std::move(value));
+  }
   if (!node.gpus.empty()) {
     Set(vars, "CUDA_VISIBLE_DEVICES", absl::StrJoin(node.gpus, ","));
   }
@@ -58,20 +63,15 @@ const std::string& ReachAddress(const NodeSpec& node) {
   return node.private_address.empty() ? node.address : node.private_address;
 }
 
-bool IsContractVariable(absl::string_view name) {
-  return name == "RANK" || name == "LOCAL_RANK" || name == "WORLD_SIZE" ||
-         name == "LOCAL_WORLD_SIZE" || name == "GROUP_RANK" ||
-         name == "MASTER_ADDR" || name == "MASTER_PORT";
-}
-
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
                                      const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
   VarMap vars;
   if (node.nproc > 1) Set(vars, "OMP_NUM_THREADS", "1");
   Set(vars, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
-  SetList(vars, spec.env, /*expand_on_node=*/false);
-  SetList(vars, spec.GroupEnv(node), /*expand_on_node=*/true);
+  Launcher launcher = spec.job.launcher.launcher;
+  SetList(vars, spec.env, launcher, /*expand_on_node=*/false);
+  SetList(vars, spec.GroupEnv(node), launcher, /*expand_on_node=*/true);
   SetNetwork(vars, spec.network);
   SetContract(vars, spec, node_index, chief, world_size);
   std::vector<NodeVar> env;
@@ -80,21 +80,16 @@ std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
   return env;
 }
 
-EnvList RankEnvironment(const std::vector<NodeVar>& node_env, int rank,
-                        int local_rank) {
+EnvList RankEnvironment(const std::vector<NodeVar>& node_env, const ContractEnv& rank_env) {
   EnvList env;
-  env.reserve(node_env.size() + 2);
-  std::pair<std::string, std::string> per_rank[] = {
-      {"LOCAL_RANK", absl::StrCat(local_rank)}, {"RANK", absl::StrCat(rank)}};
-  size_t next = 0;
-  // node_env is sorted and has neither name, so merge the two in.
+  env.reserve(node_env.size() + rank_env.size());
+  auto next = rank_env.begin();
+  // Both are sorted and share no name, so merge them.
   for (const NodeVar& var : node_env) {
-    while (next < 2 && per_rank[next].first < var.name) {
-      env.push_back(std::move(per_rank[next++]));
-    }
+    for (; next != rank_env.end() && next->first < var.name; ++next) env.push_back(*next);
     env.emplace_back(var.name, var.value);
   }
-  while (next < 2) env.push_back(std::move(per_rank[next++]));
+  env.insert(env.end(), next, rank_env.end());
   return env;
 }
 

@@ -12,15 +12,18 @@
 //      interface on each node and env.sh reads it from there, so a value
 //      from [env] or a group is dropped too), NCCL_IB_DISABLE=1,
 //      NCCL_P2P_DISABLE=1;
-//   5. the torchrun contract: MASTER_ADDR, MASTER_PORT, WORLD_SIZE,
-//      LOCAL_WORLD_SIZE, GROUP_RANK, CUDA_VISIBLE_DEVICES (node lists gpus),
-//      and per rank RANK and LOCAL_RANK. The user cannot override these:
-//      a wrong RANK would hang or corrupt the job rather than fail it.
+//   5. the launcher's contract (tools/protocol/launcher_contract.h, [job]
+//      launcher; torchrun's by default): its node-wide variables here, such
+//      as MASTER_ADDR, MASTER_PORT, WORLD_SIZE; the per-rank ones (RANK,
+//      LOCAL_RANK, ...) are set by the launch agent. The user cannot override
+//      them: a wrong RANK would hang or corrupt the job rather than fail it.
+//      And CUDA_VISIBLE_DEVICES where the node lists gpus, for every launcher.
 
 #include <string>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tools/protocol/launcher_contract.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -38,21 +41,18 @@ struct NodeVar {
 // address. The chief's is MASTER_ADDR.
 const std::string& ReachAddress(const NodeSpec& node);
 
-// The variables every rank of spec.nodes[node_index] shares (all but RANK
-// and LOCAL_RANK), sorted by name. GROUP_RANK is `node_index`, MASTER_ADDR
-// the address of `chief` (spec.chief()), and `world_size` the sum of nproc
+// The variables every rank of spec.nodes[node_index] shares (all but the
+// launcher's per-rank ones), sorted by name. The node's index is its place
+// (GROUP_RANK under torchrun), MASTER_ADDR the address of `chief` (spec.chief()), and `world_size` the sum of nproc
 // over all nodes. The caller finds both once for the cluster: spec.chief()
 // scans the nodes, so calling it per node would cost O(N^2) for N nodes.
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
                                      const NodeSpec& chief, int world_size);
 
-// The full environment of one rank: `node_env` plus RANK and LOCAL_RANK,
-// sorted by name. Group values appear as written (unexpanded).
-EnvList RankEnvironment(const std::vector<NodeVar>& node_env, int rank,
-                        int local_rank);
-
-// True for the variables rank layout owns, which no spec value overrides.
-bool IsContractVariable(absl::string_view name);
+// The full environment of one rank: `node_env` plus the rank's part of
+// the launcher contract (launcher_contract.h ForRank), sorted by name. Group
+// values appear as written (unexpanded).
+EnvList RankEnvironment(const std::vector<NodeVar>& node_env, const ContractEnv& rank_env);
 
 }  // namespace fleetplan
 

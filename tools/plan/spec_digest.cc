@@ -98,6 +98,8 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Int("job.restarts", spec.job.restarts);
   w.Int("job.supervisor_port", spec.SupervisorPort());
   w.Int("job.heartbeat_timeout_ms", absl::ToInt64Milliseconds(spec.job.heartbeat_timeout));
+  w.Str("job.launcher", LauncherName(spec.job.launcher.launcher));
+  w.Str("job.local_rank_arg", spec.job.launcher.local_rank_arg);
   w.Int("transport_settings", static_cast<int>(spec.transport_settings.size()));
   for (const auto& [name, settings] : spec.transport_settings) {
     WriteSettings(w, name, *settings);

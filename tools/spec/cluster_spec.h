@@ -16,6 +16,7 @@
 
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tools/protocol/launcher_contract.h"
 
 namespace fleetplan {
 
@@ -109,6 +110,10 @@ struct JobSpec {
   std::optional<int> supervisor_port;
   // Silence after which an agent stops its ranks, or the coordinator the job.
   absl::Duration heartbeat_timeout = absl::Seconds(30);
+  // Which launcher's variables and arguments the ranks see
+  // (tools/protocol/launcher_contract.h); local_rank_arg empty: the
+  // launcher's own spelling.
+  LauncherConfig launcher;
 
   // True when `program` is a Bazel label, built and synced by apply; the
   // parser has checked that such a label is well formed.

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <fstream>
 #include <map>
@@ -12,10 +13,12 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/time/time.h"
 #include "tools/spec/tomlplusplus.h"
 #include "tools/spec/settings_parser.h"
@@ -152,6 +155,7 @@ class SpecReader {
   void ReadSync(const toml::node& sync, ClusterSpec* spec);
   void ReadNetwork(const toml::node& network, ClusterSpec* spec);
   void ReadJob(const toml::node& job, ClusterSpec* spec);
+  void ReadLauncher(const toml::table& job, JobSpec* spec);
   void CheckCluster(const toml::table& root, const ClusterSpec& spec);
   void CheckGroups(const ClusterSpec& spec, const NodeSpec& node);
 
@@ -421,7 +425,7 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   job_position_ = PositionOf(job.source());
   reader_.CheckKeys(*table, "job.",
                     {"program", "args", "nproc_per_node", "restarts", "supervisor_port",
-                     "heartbeat_timeout"});
+                     "heartbeat_timeout", "launcher", "local_rank_arg"});
   if (const toml::node* node = table->get("program")) {
     if (std::optional<std::string> program = reader_.String(*node, "job.program")) {
       spec->job.program = *program;
@@ -481,6 +485,48 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
         spec->job.heartbeat_timeout = timeout;
       }
     }
+  }
+  ReadLauncher(*table, &spec->job);
+}
+
+// `-x`, `--local_rank`, `--local-rank`: a name a script's argparse declares.
+bool IsOptionName(absl::string_view arg) {
+  if (!absl::ConsumePrefix(&arg, "-")) return false;
+  absl::ConsumePrefix(&arg, "-");
+  if (arg.empty() || !absl::ascii_isalpha(static_cast<unsigned char>(arg[0]))) return false;
+  return std::all_of(arg.begin(), arg.end(), [](char c) {
+    return absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+}
+
+void SpecReader::ReadLauncher(const toml::table& job, JobSpec* spec) {
+  if (const toml::node* node = job.get("launcher")) {
+    if (std::optional<std::string> name = reader_.String(*node, "job.launcher")) {
+      if (std::optional<Launcher> launcher = ParseLauncher(*name)) {
+        spec->launcher.launcher = *launcher;
+      } else {
+        std::vector<std::string> names = LauncherNames();
+        reader_.Error(*node, "job.launcher",
+                      absl::StrCat("\"", *name, "\" is not a launcher (expected one of: ",
+                                   absl::StrJoin(names, ", "), ")", DidYouMean(*name, names)));
+      }
+    }
+  }
+  const toml::node* node = job.get("local_rank_arg");
+  if (node == nullptr) return;
+  std::optional<std::string> arg = reader_.String(*node, "job.local_rank_arg");
+  if (!arg.has_value()) return;
+  if (!IsOptionName(*arg)) {
+    reader_.Error(*node, "job.local_rank_arg",
+                  absl::StrCat("\"", *arg,
+                               "\" is not an option name (expected e.g. \"--local_rank\")"));
+  } else if (DefaultLocalRankArg(spec->launcher.launcher).empty()) {
+    reader_.Error(*node, "job.local_rank_arg",
+                  absl::StrCat("launcher \"", LauncherName(spec->launcher.launcher),
+                               "\" passes no local-rank argument; set launcher = "
+                               "\"distributed-launch\" or \"deepspeed\", or remove this key"));
+  } else {
+    spec->launcher.local_rank_arg = *arg;
   }
 }
 

@@ -487,6 +487,40 @@ TEST(SpecParserTest, SupervisionKeys) {
             "                      ^");
 }
 
+std::string WithJobKeys(absl::string_view keys) {
+  std::string text = kBase;
+  text.replace(text.find("program = \"//trainer:train\""), 27,
+               absl::StrCat("program = \"//trainer:train\"\n", keys));
+  return text;
+}
+
+TEST(SpecParserTest, LauncherKeys) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
+  EXPECT_EQ(defaults.job.launcher.launcher, Launcher::kTorchrun);
+  EXPECT_EQ(defaults.job.launcher.local_rank_arg, "");
+  FP_ASSERT_OK_AND_ASSIGN(
+      ClusterSpec old_script,
+      ParseSpec(WithJobKeys("launcher = \"distributed-launch\"\nlocal_rank_arg = \"--local_rank\""),
+                kPath));
+  EXPECT_EQ(old_script.job.launcher.launcher, Launcher::kDistributedLaunch);
+  EXPECT_EQ(old_script.job.launcher.local_rank_arg, "--local_rank");
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec mpi, ParseSpec(WithJobKeys("launcher = \"mpirun\""), kPath));
+  EXPECT_EQ(mpi.job.launcher.launcher, Launcher::kMpirun);
+
+  EXPECT_EQ(ErrorOf(WithJobKeys("launcher = \"torch-run\"")),
+            "/specs/cluster.toml:21:12: error: job.launcher: \"torch-run\" is not a launcher "
+            "(expected one of: torchrun, distributed-launch, mpirun, deepspeed); did you mean "
+            "`torchrun`?\n  launcher = \"torch-run\"\n             ^");
+  EXPECT_EQ(ErrorOf(WithJobKeys("launcher = \"deepspeed\"\nlocal_rank_arg = \"local rank\"")),
+            "/specs/cluster.toml:22:18: error: job.local_rank_arg: \"local rank\" is not an "
+            "option name (expected e.g. \"--local_rank\")\n  local_rank_arg = \"local rank\"\n"
+            "                   ^");
+  EXPECT_EQ(ErrorOf(WithJobKeys("local_rank_arg = \"--local_rank\"")),
+            "/specs/cluster.toml:21:18: error: job.local_rank_arg: launcher \"torchrun\" passes "
+            "no local-rank argument; set launcher = \"distributed-launch\" or \"deepspeed\", or "
+            "remove this key\n  local_rank_arg = \"--local_rank\"\n                   ^");
+}
+
 TEST(SpecParserTest, PythonRules) {
   std::string text = kBase;
   text.replace(text.find("ssh = \"lambda\""), 14,

@@ -1,0 +1,62 @@
+#ifndef FLEETPLAN_TOOLS_CLI_SPEC_TARGET_H_
+#define FLEETPLAN_TOOLS_CLI_SPEC_TARGET_H_
+
+// What the commands that act on a spec's nodes (status, logs, stop, exec)
+// share: the spec as typed, loading it, picking nodes by name, connecting,
+// and saying why not.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "plugins/transport.h"
+#include "tools/apply/connect_nodes.h"
+#include "tools/spec/cluster_spec.h"
+
+namespace fleetplan {
+
+// The spec as typed and how to reach its nodes.
+struct JobTarget {
+  std::string spec;  // as typed
+  bool json = false;
+  std::string color = "auto";
+  TransportOptions transport;
+};
+
+// The shared front of the job commands' mains: parses the flags (those
+// defined in `main_file`, the main's __FILE__) and expects one spec; the
+// caller sets the rest of the target from its flags. InvalidArgument, to
+// print with the command's name and exit 2, otherwise.
+absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv, const char* main_file);
+
+// The spec, parsed and checked against its transports. InvalidArgument or
+// NotFound for a bad or missing spec.
+absl::StatusOr<ClusterSpec> LoadTarget(const JobTarget& target);
+
+// The spec and a connection to each of its nodes.
+struct OpenedTarget {
+  ClusterSpec spec;
+  NodeConnections connections;
+};
+
+// Loads the spec and connects to all its nodes read-only (a node that apply
+// would create and has not: no connection, nothing to read there).
+absl::StatusOr<std::unique_ptr<OpenedTarget>> OpenTarget(const JobTarget& target);
+
+// The nodes of `spec` named `names`, in the order given; every node when
+// `names` is empty. InvalidArgument naming an unknown one and the spec's.
+absl::StatusOr<std::vector<const NodeSpec*>> SelectNodes(const ClusterSpec& spec,
+                                                         const std::vector<std::string>& names);
+
+// Prints "command: message" on stderr and returns `code`.
+int Fail(absl::string_view command, absl::string_view message, int code);
+
+// Fail() with the exit code for `status`: bad input (2) for InvalidArgument
+// and NotFound, 1 otherwise.
+int FailWith(absl::string_view command, const absl::Status& status);
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_CLI_SPEC_TARGET_H_

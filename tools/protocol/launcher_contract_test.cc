@@ -1,0 +1,108 @@
+#include "tools/protocol/launcher_contract.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::IsEmpty;
+using ::testing::Pair;
+
+NodePlace SecondOfTwoNodes() {
+  NodePlace place;
+  place.node_rank = 1;
+  place.num_nodes = 2;
+  place.world_size = 4;
+  place.local_world_size = 2;
+  place.master_addr = "10.0.0.1";
+  place.master_port = 1234;
+  return place;
+}
+
+Generation SecondGeneration() { return Generation{"run-7", 1, 3}; }
+
+const std::vector<std::string> kScript = {"/usr/bin/python3", "main.py", "--backend=gloo"};
+
+TEST(LauncherContractTest, NamesRoundTrip) {
+  for (const std::string& name : LauncherNames()) {
+    std::optional<Launcher> launcher = ParseLauncher(name);
+    ASSERT_TRUE(launcher.has_value()) << name;
+    EXPECT_EQ(LauncherName(*launcher), name);
+  }
+  EXPECT_FALSE(ParseLauncher("torch-run").has_value());
+}
+
+TEST(LauncherContractTest, TorchrunNodeAndRank) {
+  EXPECT_THAT(NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()),
+              ElementsAre(Pair("GROUP_RANK", "1"), Pair("LOCAL_WORLD_SIZE", "2"),
+                          Pair("MASTER_ADDR", "10.0.0.1"), Pair("MASTER_PORT", "1234"),
+                          Pair("ROLE_WORLD_SIZE", "4"), Pair("WORLD_SIZE", "4")));
+  RankContract rank = ForRank(LauncherConfig(), 3, 1, SecondGeneration(), kScript);
+  EXPECT_THAT(rank.env,
+              ElementsAre(Pair("LOCAL_RANK", "1"), Pair("RANK", "3"), Pair("ROLE_RANK", "3"),
+                          Pair("TORCHELASTIC_MAX_RESTARTS", "3"),
+                          Pair("TORCHELASTIC_RESTART_COUNT", "1"),
+                          Pair("TORCHELASTIC_RUN_ID", "run-7")));
+  EXPECT_EQ(rank.argv, kScript);
+}
+
+TEST(LauncherContractTest, DistributedLaunchPassesLocalRankAfterTheScript) {
+  LauncherConfig config{Launcher::kDistributedLaunch, ""};
+  RankContract rank = ForRank(config, 3, 1, SecondGeneration(), kScript);
+  EXPECT_THAT(rank.argv,
+              ElementsAre("/usr/bin/python3", "main.py", "--local-rank=1", "--backend=gloo"));
+  EXPECT_EQ(rank.env, ForRank(LauncherConfig(), 3, 1, SecondGeneration(), kScript).env);
+  config.local_rank_arg = "--local_rank";
+  EXPECT_THAT(ForRank(config, 3, 1, SecondGeneration(), kScript).argv,
+              ElementsAre("/usr/bin/python3", "main.py", "--local_rank=1", "--backend=gloo"));
+  EXPECT_EQ(NodeContract(Launcher::kDistributedLaunch, SecondOfTwoNodes()),
+            NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()));
+}
+
+TEST(LauncherContractTest, MpirunSetsOpenMpisVariablesOnly) {
+  EXPECT_THAT(NodeContract(Launcher::kMpirun, SecondOfTwoNodes()),
+              ElementsAre(Pair("MASTER_ADDR", "10.0.0.1"), Pair("MASTER_PORT", "1234"),
+                          Pair("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+                          Pair("OMPI_COMM_WORLD_SIZE", "4"), Pair("OMPI_UNIVERSE_SIZE", "4")));
+  RankContract rank =
+      ForRank(LauncherConfig{Launcher::kMpirun, "--local_rank"}, 3, 1, SecondGeneration(), kScript);
+  EXPECT_THAT(rank.env, ElementsAre(Pair("OMPI_COMM_WORLD_LOCAL_RANK", "1"),
+                                    Pair("OMPI_COMM_WORLD_NODE_RANK", "1"),
+                                    Pair("OMPI_COMM_WORLD_RANK", "3")));
+  EXPECT_EQ(rank.argv, kScript);  // mpirun passes no argument
+  EXPECT_FALSE(IsContractVariable(Launcher::kMpirun, "RANK"));
+  EXPECT_TRUE(IsContractVariable(Launcher::kMpirun, "OMPI_COMM_WORLD_RANK"));
+  EXPECT_TRUE(IsContractVariable(Launcher::kMpirun, "MASTER_ADDR"));
+}
+
+TEST(LauncherContractTest, Deepspeed) {
+  EXPECT_THAT(NodeContract(Launcher::kDeepspeed, SecondOfTwoNodes()),
+              ElementsAre(Pair("CROSS_RANK", "1"), Pair("CROSS_SIZE", "2"),
+                          Pair("LOCAL_SIZE", "2"), Pair("MASTER_ADDR", "10.0.0.1"),
+                          Pair("MASTER_PORT", "1234"), Pair("WORLD_SIZE", "4")));
+  RankContract rank =
+      ForRank(LauncherConfig{Launcher::kDeepspeed, ""}, 3, 1, SecondGeneration(), kScript);
+  EXPECT_THAT(rank.env, ElementsAre(Pair("LOCAL_RANK", "1"), Pair("RANK", "3")));
+  EXPECT_THAT(rank.argv,
+              ElementsAre("/usr/bin/python3", "main.py", "--local_rank=1", "--backend=gloo"));
+  EXPECT_FALSE(IsContractVariable(Launcher::kDeepspeed, "TORCHELASTIC_RUN_ID"));
+}
+
+TEST(LauncherContractTest, InsertLauncherArg) {
+  EXPECT_THAT(InsertLauncherArg({"./train", "--epochs=1"}, "--local-rank=0"),
+              ElementsAre("./train", "--local-rank=0", "--epochs=1"));
+  EXPECT_THAT(InsertLauncherArg({"python3.11", "-u", "-W", "ignore", "x.py", "a"}, "--l=0"),
+              ElementsAre("python3.11", "-u", "-W", "ignore", "x.py", "--l=0", "a"));
+  EXPECT_THAT(InsertLauncherArg({"/venv/bin/python", "-m", "pkg.train", "a"}, "--l=0"),
+              ElementsAre("/venv/bin/python", "-m", "pkg.train", "--l=0", "a"));
+  EXPECT_THAT(InsertLauncherArg({"python3"}, "--l=0"), ElementsAre("python3", "--l=0"));
+  EXPECT_THAT(InsertLauncherArg({"/opt/pythonista"}, "--l=0"),
+              ElementsAre("/opt/pythonista", "--l=0"));
+  EXPECT_THAT(InsertLauncherArg({}, "--l=0"), ElementsAre("--l=0"));
+  EXPECT_THAT(NodeContract(Launcher::kTorchrun, NodePlace()), testing::Not(IsEmpty()));
+}
+
+}  // namespace
+}  // namespace fleetplan
