@@ -57,7 +57,7 @@ write_spec() {  # FAIL_RANK
     echo '[network]'
     echo "master_port = $(free_port)"
     echo '[job]'
-    echo 'program = "rank.sh"'
+    echo 'program = "./rank.sh"'
     echo "supervisor_port = $(free_port)"
   } >"$spec"
   echo "$spec"

@@ -581,6 +581,11 @@ TEST_F(SshApplyTest, ADetachedJobRunsOnAndStatusLogsAndStopSeeIt) {
     EXPECT_THAT(logs.output, HasSubstr(absl::StrCat("[", Node(i).name, "/", i, "] rank ", i,
                                                     " generation 0 of 0 run ")));
   }
+  ToolResult json_logs = Job("logs", {"--json", "--rank=1", spec});
+  EXPECT_THAT(json_logs.output,
+              HasSubstr(absl::StrCat(R"({"line":"rank 1 generation 0 of 0 run )")));
+  EXPECT_THAT(json_logs.output, HasSubstr(absl::StrCat(R"("node":")", Node(1).name,
+                                                       R"(","rank":1})")));
   ToolResult one = Job("logs", {"--node=" + Node(2).name, spec});
   EXPECT_THAT(one.output, Not(HasSubstr("[" + Node(1).name)));
   EXPECT_THAT(one.output, HasSubstr("[" + Node(2).name + "/2]"));
@@ -590,11 +595,17 @@ TEST_F(SshApplyTest, ADetachedJobRunsOnAndStatusLogsAndStopSeeIt) {
   EXPECT_EQ(again.status, 0) << again.output;
   EXPECT_THAT(again.output, HasSubstr("nothing changed, nothing to do"));
 
-  ToolResult stop = Job("stop", {spec});
+  ToolResult stop = Job("stop", {"--json", spec});
   EXPECT_EQ(stop.status, 0) << stop.output;
-  EXPECT_THAT(stop.output, HasSubstr("stop complete"));
+  nlohmann::json stopped = nlohmann::json::parse(stop.output, nullptr, false);
+  EXPECT_EQ(stopped["stopped"], true) << stop.output;
+  EXPECT_EQ(stopped["nodes"].size(), static_cast<size_t>(kNodes)) << stop.output;
+  EXPECT_THAT(stopped["nodes"][0]["said"].get<std::string>(), HasSubstr("stopped run "));
   ExpectNothingRunning();
   EXPECT_EQ(Status(spec)["state"], "stopped");
+  ToolResult again_stop = Job("stop", {spec});
+  EXPECT_EQ(again_stop.status, 0) << again_stop.output;
+  EXPECT_THAT(again_stop.output, HasSubstr("nothing running (run "));
 }
 
 TEST_F(SshApplyTest, AKilledApplyLeavesTheJobToFinish) {

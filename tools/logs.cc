@@ -15,13 +15,16 @@ ABSL_FLAG(std::vector<std::string>, node, {}, "Only these nodes (comma-separated
 ABSL_FLAG(int, rank, -1, "Only this rank (global RANK).");
 ABSL_FLAG(int, tail, -1, "Only the last N lines of each rank.");
 ABSL_FLAG(std::string, run, "", "The run to print (default: the latest).");
+ABSL_FLAG(bool, json, false,
+          "Print one JSON object per line: {\"node\", \"rank\", \"line\"}.");
 ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "prints the ranks' output of the spec's job, prefixed [node/rank], read from its "
       "nodes.\n"
-      "usage: logs [--follow] [--node=NAME,...] [--rank=N] [--tail=N] [--run=ID] SPEC.toml\n"
+      "usage: logs [--follow] [--node=NAME,...] [--rank=N] [--tail=N] [--run=ID] [--json] "
+      "SPEC.toml\n"
       "exit codes: 0 printed (with --follow: the job's status once it ended), 1 a node "
       "could not be read, 2 bad input, 130 interrupted");
   absl::StatusOr<fleetplan::JobTarget> target =
@@ -31,6 +34,7 @@ int main(int argc, char** argv) {
     return fleetplan::kExitBadInput;
   }
   target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  target->json = absl::GetFlag(FLAGS_json);
   fleetplan::LogsCommandOptions options;
   options.follow = absl::GetFlag(FLAGS_follow);
   options.nodes = absl::GetFlag(FLAGS_node);

@@ -8,6 +8,8 @@
 #include "tools/cli/job_commands.h"
 #include "tools/util/flags.h"
 
+ABSL_FLAG(bool, json, false,
+          "Print one JSON object: stopped (true or false), nodes (each with what its agent said), error.");
 ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
 
 int main(int argc, char** argv) {
@@ -15,7 +17,7 @@ int main(int argc, char** argv) {
       "stops the spec's job on every node: each node's agent stops its ranks (SIGTERM, then "
       "SIGKILL after the grace period), and stop returns once no process of the job is "
       "left.\n"
-      "usage: stop [--connect-timeout=S] SPEC.toml\n"
+      "usage: stop [--json] [--connect-timeout=S] SPEC.toml\n"
       "exit codes: 0 nothing of the job runs any more, 1 a node could not be stopped or "
       "reached, 2 bad input");
   absl::StatusOr<fleetplan::JobTarget> target =
@@ -25,5 +27,6 @@ int main(int argc, char** argv) {
     return fleetplan::kExitBadInput;
   }
   target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
+  target->json = absl::GetFlag(FLAGS_json);
   return fleetplan::RunStopCommand(*target);
 }

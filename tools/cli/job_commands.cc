@@ -7,6 +7,8 @@
 #include <memory>
 #include <optional>
 
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
@@ -101,6 +103,21 @@ std::string ExitText(const std::map<int, int>& statuses) {
   std::vector<std::string> parts;
   for (const auto& [rank, code] : statuses) parts.push_back(absl::StrCat(rank, ":", code));
   return absl::StrJoin(parts, ",");
+}
+
+// `logs --json`: one object per line, {"node", "rank", "line"}, from the
+// agent's "[node/rank] text" (rank null for a line of the agent itself).
+std::string LogLineJson(const NodeSpec& node, absl::string_view line) {
+  nlohmann::json out = {{"node", node.name}, {"rank", nullptr}, {"line", std::string(line)}};
+  std::string prefix = absl::StrCat("[", node.name, "/");
+  size_t close = line.find("] ");
+  int rank;
+  if (absl::StartsWith(line, prefix) && close != absl::string_view::npos &&
+      absl::SimpleAtoi(line.substr(prefix.size(), close - prefix.size()), &rank)) {
+    out["rank"] = rank;
+    out["line"] = std::string(line.substr(close + 2));
+  }
+  return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
@@ -201,12 +218,13 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   JobControl control(spec, (*opened)->connections.open);
   JobControl::LogsCallbacks callbacks;
   callbacks.on_line = [&](const NodeSpec& node, absl::string_view line) {
+    std::string out = target.json ? LogLineJson(node, line) : std::string(line);
     absl::MutexLock lock(&out_mu);
     if (options.follow) {
-      std::fprintf(stdout, "%.*s\n", static_cast<int>(line.size()), line.data());
+      std::fprintf(stdout, "%s\n", out.c_str());
       std::fflush(stdout);
     } else {
-      absl::StrAppend(&held[node.name], line, "\n");
+      absl::StrAppend(&held[node.name], out, "\n");
     }
   };
   callbacks.cancel_for = [&stop](const NodeSpec&) { return &stop; };
@@ -232,21 +250,31 @@ int RunStopCommand(const JobTarget& target) {
   absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
   if (!opened.ok()) return FailWith("stop", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
-  if (!(*opened)->connections.not_there.empty()) {
-    // A node that is not there runs nothing; stop the others.
-    for (const auto& [node, why] : (*opened)->connections.not_there) {
-      std::printf("[%s] nothing running (%s)\n", node.c_str(), why.c_str());
-    }
+  // What each node said, in spec order.
+  std::map<std::string, std::string> said;
+  for (const auto& [node, why] : (*opened)->connections.not_there) {
+    said[node] = absl::StrCat("nothing running (", why, ")");  // not there: runs nothing
   }
-  size_t present = (*opened)->connections.open.size();
-  if (present == 0) return 0;
   absl::Mutex out_mu;
   absl::Status stopped = JobControl(spec, (*opened)->connections.open)
                              .Stop([&](const NodeSpec& node, absl::string_view line) {
                                absl::MutexLock lock(&out_mu);
-                               std::printf("[%s] %.*s\n", node.name.c_str(),
-                                           static_cast<int>(line.size()), line.data());
+                               absl::StrAppend(&said[node.name], said[node.name].empty() ? "" : "; ",
+                                               line);
                              });
+  size_t present = (*opened)->connections.open.size();
+  if (target.json) {
+    nlohmann::json out = {{"stopped", stopped.ok()}, {"nodes", nlohmann::json::array()}};
+    for (const NodeSpec& node : spec.nodes) {
+      out["nodes"].push_back({{"node", node.name}, {"said", said[node.name]}});
+    }
+    if (!stopped.ok()) out["error"] = std::string(stopped.message());
+    std::printf("%s\n", out.dump(2).c_str());
+    return stopped.ok() ? 0 : kExitApplyFailed;
+  }
+  for (const NodeSpec& node : spec.nodes) {
+    if (!said[node.name].empty()) std::printf("[%s] %s\n", node.name.c_str(), said[node.name].c_str());
+  }
   if (!stopped.ok()) return Fail("stop", stopped.message(), kExitApplyFailed);
   std::printf("stop complete: no process of the job is left on any of the %zu nodes\n",
               present);
