@@ -485,24 +485,7 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
   return Outcome();
 }
 
-ApplyResult Executor::RunLaunch(const Phase& phase) {
-  if (phase.steps.empty()) return {};
-  bool changed;
-  {
-    absl::MutexLock lock(&mu_);
-    changed = anything_changed_;
-  }
-  // All or nothing: a job whose ranks start on some nodes only would wait
-  // for the others. Unchanged only after a job that succeeded: one that
-  // failed or was stopped runs again.
-  if (!changed && !options_.force && AllRecorded(phase)) {
-    std::optional<NodeJobState> job = ReadChiefJobState();
-    if (job.has_value() && job->phase == JobPhase::kSucceeded) {
-      ReportUnchanged(phase);
-      return {};
-    }
-  }
-  run_id_ = MakeRunId(absl::Now(), getpid());
+std::string Executor::StartAgents(const Phase& phase) {
   std::vector<std::optional<Outcome>> outcomes(phase.steps.size());
   std::vector<bool> failed_first(phase.steps.size(), false);
   ParallelFor(
@@ -534,14 +517,36 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
         outcomes[i] = std::move(outcome);
       });
 
+  std::string first_failure;
+  for (size_t i = 0; i < phase.steps.size() && first_failure.empty(); ++i) {
+    if (failed_first[i]) first_failure = outcomes[i]->failure;
+  }
+  return first_failure;
+}
+
+ApplyResult Executor::RunLaunch(const Phase& phase) {
+  if (phase.steps.empty()) return {};
+  bool changed;
+  {
+    absl::MutexLock lock(&mu_);
+    changed = anything_changed_;
+  }
+  // All or nothing: a job whose ranks start on some nodes only would wait
+  // for the others. Unchanged only after a job that succeeded: one that
+  // failed or was stopped runs again.
+  if (!changed && !options_.force && AllRecorded(phase)) {
+    std::optional<NodeJobState> job = ReadChiefJobState();
+    if (job.has_value() && job->phase == JobPhase::kSucceeded) {
+      ReportUnchanged(phase);
+      return {};
+    }
+  }
+  run_id_ = MakeRunId(absl::Now(), getpid());
+  std::string first_failure = StartAgents(phase);
   bool interrupted;
   {
     absl::MutexLock lock(&mu_);
     interrupted = interrupted_;
-  }
-  std::string first_failure;
-  for (size_t i = 0; i < phase.steps.size() && first_failure.empty(); ++i) {
-    if (failed_first[i]) first_failure = outcomes[i]->failure;
   }
   if (interrupted || !first_failure.empty()) {
     // Whatever did start stops: no rank waits for peers that never come.

@@ -147,6 +147,9 @@ class Executor {
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);
   ApplyResult RunLaunch(const Phase& phase);
+  // Starts every node's agent at once (run_id_ set); the first node that
+  // failed by itself cancels the others. Returns its failure, or "".
+  std::string StartAgents(const Phase& phase);
   // A job of this spec that still runs (read on the chief): nullopt when
   // none does; else the result that ends this apply (nothing changed: 0;
   // changes refused), or an empty result once --replace stopped it.
