@@ -16,15 +16,10 @@ sizes=("$@")
 ((${#sizes[@]})) || sizes=(8 32)
 runs=${RUNS:-10}
 
-ob=/root/.cache/bazel-ob/ssh
-bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-exec >&2
-exec_bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools/fleetplan-exec"
-
-max=0
-for n in "${sizes[@]}"; do ((n > max)) && max=$n; done
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
-start_loopback_sshd "$max"
+exec_bin="$(opt_build //tools:fleetplan-exec)/tools/fleetplan-exec"
+start_loopback_sshd_for "${sizes[@]}"
 
 for n in "${sizes[@]}"; do
   spec=$work/exec_$n.toml

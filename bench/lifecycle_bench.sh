@@ -18,13 +18,9 @@ cd "$(dirname "$0")/.."
 n=${1:-8}
 runs=${RUNS:-10}
 
-ob=/root/.cache/bazel-ob/ssh
-bazel --output_base=$ob build -c opt --symlink_prefix=/ //tools:fleetplan-apply \
-  //tools:fleetplan-status //tools:fleetplan-stop >&2
-bin="$(bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null)/tools"
-
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
+bin="$(opt_build //tools:fleetplan-apply //tools:fleetplan-status //tools:fleetplan-stop)/tools"
 start_loopback_sshd "$n"
 
 mkdir -p "$work/src"

@@ -15,6 +15,21 @@
 # prints a spec's [[nodes]] node1..nodeN (node1 the chief, workdir
 # $work/nodes/<i>) and their [ssh.g<i>] groups, for a spec on these servers.
 
+# The benchmarks' binaries: builds TARGETS with -c opt in an output base
+# of their own (the working tree's build stays) and prints its bazel-bin.
+opt_build() {
+  local ob=/root/.cache/bazel-ob/ssh
+  bazel --output_base=$ob build -c opt --symlink_prefix=/ "$@" >&2
+  bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null
+}
+
+# start_loopback_sshd for as many nodes as the largest of SIZES.
+start_loopback_sshd_for() {
+  local max=0 n
+  for n in "$@"; do ((n > max)) && max=$n; done
+  start_loopback_sshd "$max"
+}
+
 start_loopback_sshd() {
   local max=$1 i port
   work=$(mktemp -d /tmp/ssh_bench.XXXXXX)

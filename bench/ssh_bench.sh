@@ -14,14 +14,10 @@ sizes=("$@")
 ((${#sizes[@]})) || sizes=(8 16)
 runs=${RUNS:-10}
 
-bazel --output_base=/root/.cache/bazel-ob/ssh build -c opt --symlink_prefix=/ //bench:ssh_fanout >&2
-fanout="$(bazel --output_base=/root/.cache/bazel-ob/ssh info -c opt bazel-bin 2>/dev/null)/bench/ssh_fanout"
-
-max=0
-for n in "${sizes[@]}"; do ((n > max)) && max=$n; done
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
-start_loopback_sshd "$max"
+fanout="$(opt_build //bench:ssh_fanout)/bench/ssh_fanout"
+start_loopback_sshd_for "${sizes[@]}"
 
 for n in "${sizes[@]}"; do
   nodes=() hosts=()
