@@ -46,6 +46,7 @@ class JobCoordinator {
 
   // A node's agent connected (the coordinator's own node joins itself).
   void Joined(const std::string& node);
+  bool HasJoined(const std::string& node) const { return joined_.count(node) > 0; }
   // Every rank of `node` has started in `generation`.
   void Started(const std::string& node, int generation);
   // Every rank of `node` ended in `generation`: `statuses` for all of them,

@@ -28,14 +28,6 @@
 namespace fleetplan {
 namespace {
 
-void WriteAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    data.remove_prefix(n);
-  }
-}
 
 std::optional<NodeJobState> ReadJobState(const std::string& log_dir) {
   absl::StatusOr<std::string> text = ReadFileToString(JobStatePath(log_dir));
@@ -174,11 +166,11 @@ absl::StatusOr<int> PrintRankLogs(const LogsOptions& options) {
                                              absl::StrCat("[", options.node, "/", rank, "] "),
                                              options.tail);
       }
-      WriteAll(options.output_fd, reader->ReadNew());
+      WriteFully(options.output_fd, reader->ReadNew());
     }
   };
   auto flush_all = [&]() {
-    for (auto& [rank, reader] : readers) WriteAll(options.output_fd, reader->Flush());
+    for (auto& [rank, reader] : readers) WriteFully(options.output_fd, reader->Flush());
   };
   read_all();
   if (!options.follow) {

@@ -216,7 +216,7 @@ class NodeAgent {
         for (PeerChannel* channel : channels) {
           if (channel->fd() != fd) continue;
           for (const nlohmann::json& message : channel->Receive(now)) {
-            Handle(*channel, message, now);
+            Handle(*channel, message);
           }
         }
       }
@@ -273,7 +273,7 @@ class NodeAgent {
   }
 
   void Say(const std::string& text) {
-    WriteFully(options_.output_fd, absl::StrCat("[", options_.node, "] agent: ", text, "\n"));
+    AgentMessage(options_.output_fd, options_.node, text);
   }
 
   void RequestStop(const std::string& why) {
@@ -297,13 +297,13 @@ class NodeAgent {
     workers_.push_back(std::make_unique<PeerChannel>(Fd(fd), now));
   }
 
-  void Handle(PeerChannel& channel, const nlohmann::json& message, absl::Time now) {
+  void Handle(PeerChannel& channel, const nlohmann::json& message) {
     std::string type = Type(message);
     if (type == "hb") return;
     if (job_ != nullptr) {
       HandleAsCoordinator(channel, type, message);
     } else {
-      HandleAsWorker(type, message, now);
+      HandleAsWorker(type, message);
     }
   }
 
@@ -313,14 +313,13 @@ class NodeAgent {
       std::string node = message.value("node", "");
       bool known = std::find(options_.nodes.begin(), options_.nodes.end(), node) !=
                    options_.nodes.end();
-      if (!known || node == options_.node || joined_.count(node) > 0) {
+      if (!known || job_->HasJoined(node)) {
         Say(absl::StrCat("refused an agent that says it is node '", node, "'"));
         channel.Flush(absl::ZeroDuration());
         shutdown(channel.fd(), SHUT_RDWR);
         return;
       }
       channel.peer = node;
-      joined_.insert(node);
       job_->Joined(node);
       channel.Send({{"t", "welcome"}, {"run_id", state_.run_id}, {"node", options_.node}});
       return;
@@ -339,7 +338,7 @@ class NodeAgent {
     }
   }
 
-  void HandleAsWorker(const std::string& type, const nlohmann::json& message, absl::Time now) {
+  void HandleAsWorker(const std::string& type, const nlohmann::json& message) {
     if (type == "welcome") {
       coordinator_node_ = message.value("node", "");
       if (state_.run_id.empty()) {
@@ -362,7 +361,6 @@ class NodeAgent {
       Finish(phase.value_or(JobPhase::kFailed), FailureFromJson(message.value("failure", nlohmann::json())),
              message.value("exit_status", 1));
     }
-    (void)now;
   }
 
   void StartGeneration(int generation, const std::string& why) {
@@ -555,7 +553,6 @@ class NodeAgent {
   std::unique_ptr<JobCoordinator> job_;
   Fd listener_;
   std::vector<std::unique_ptr<PeerChannel>> workers_;
-  std::set<std::string> joined_;
   // A worker's side.
   std::unique_ptr<PeerChannel> coordinator_;
   std::string coordinator_node_;

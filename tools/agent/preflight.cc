@@ -444,12 +444,11 @@ int RunPreflight(const PreflightRequest& request, const Activation& activation, 
     print(CheckNccl(request, &facts));
     for (const auto& [name, value] : facts) print_fact(name, value);
   }
-  if (!request.gpus.empty()) {
-    const char* path = std::getenv("PATH");
-    print(CheckGpus(request.gpus, path == nullptr ? "" : path));
-  }
-  const char* path = std::getenv("PATH");
-  ProgramFindings program = CheckProgram(request.program, path == nullptr ? "" : path);
+  // The ranks' PATH: the program and nvidia-smi are looked up as they will be.
+  const char* path_env = std::getenv("PATH");
+  const std::string path = path_env == nullptr ? "" : path_env;
+  if (!request.gpus.empty()) print(CheckGpus(request.gpus, path));
+  ProgramFindings program = CheckProgram(request.program, path);
   print(program.check);
   if (program.fact.has_value()) print_fact(program.fact->first, program.fact->second);
   if (program.interpreter_skipped.has_value()) print(*program.interpreter_skipped);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "tools/process/files.h"
 
 namespace fleetplan {
 namespace {
@@ -19,20 +20,8 @@ constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
 
 }  // namespace
 
-void WriteFully(int fd, absl::string_view data) {
-  while (fd >= 0 && !data.empty()) {
-    ssize_t n = write(fd, data.data(), data.size());
-    if (n > 0) {
-      data.remove_prefix(n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && errno == EAGAIN) {
-      pollfd pfd = {fd, POLLOUT, 0};
-      poll(&pfd, 1, 100);
-    } else {
-      return;
-    }
-  }
+void AgentMessage(int fd, absl::string_view node, absl::string_view text) {
+  WriteFully(fd, absl::StrCat("[", node, "] agent: ", text, "\n"));
 }
 
 RankGroup::RankGroup(RankGroupOptions options) : options_(std::move(options)) {}
@@ -45,7 +34,7 @@ RankGroup::~RankGroup() {
 }
 
 void RankGroup::Message(const std::string& text) {
-  WriteFully(options_.output_fd, absl::StrCat("[", options_.node, "] agent: ", text, "\n"));
+  AgentMessage(options_.output_fd, options_.node, text);
 }
 
 void RankGroup::Log(size_t i, absl::string_view chunk) {

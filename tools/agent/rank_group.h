@@ -82,9 +82,9 @@ class RankGroup {
   bool stopped_ = false;
 };
 
-// Writes all of `data` to `fd`, waiting when it is non-blocking and full.
-// Errors are dropped: a closed stdout must not stop the ranks.
-void WriteFully(int fd, absl::string_view data);
+// "[node] agent: text" and a newline on `fd` (-1: nowhere): what the agent
+// itself says, beside its ranks' prefixed lines.
+void AgentMessage(int fd, absl::string_view node, absl::string_view text);
 
 }  // namespace fleetplan
 

@@ -93,6 +93,11 @@ std::vector<absl::StatusOr<int>> JobControl::Logs(const LogsRequest& request,
   std::vector<absl::StatusOr<int>> results(nodes.size(), absl::UnknownError("not run"));
   ParallelFor(nodes.size(), static_cast<int>(nodes.size()), [&](size_t i) {
     const NodeSpec& node = *nodes[i];
+    if (connections_.count(node.name) == 0) {
+      results[i] = absl::NotFoundError("not there (apply has not created it), so no logs");
+      if (callbacks.on_end) callbacks.on_end(node, results[i]);
+      return;
+    }
     OutputBuffer buffer(20, [&](absl::string_view line) {
       if (callbacks.on_line) callbacks.on_line(node, line);
     });

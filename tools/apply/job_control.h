@@ -57,7 +57,8 @@ class JobControl {
   };
 
   // Runs the agent's --logs with `request` on `nodes` at once. Returns each
-  // node's exit status (the job's, when following).
+  // node's exit status (the job's, when following); NotFound for a node
+  // with no connection (not there yet).
   std::vector<absl::StatusOr<int>> Logs(const LogsRequest& request,
                                         const std::vector<const NodeSpec*>& nodes,
                                         const LogsCallbacks& callbacks) const;

@@ -131,18 +131,15 @@ int RunStatusCommand(const JobTarget& target) {
   std::vector<NodeStatus> nodes;
   std::vector<absl::StatusOr<std::optional<NodeJobState>>> states = control.ReadStates();
   bool unreadable = false;
-  const NodeStatus* chief = nullptr;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     nodes.push_back(Summarize(node, states[i],
                               (*opened)->connections.not_there.count(node.name) > 0, now));
     unreadable |= nodes.back().state == "unreadable";
   }
-  for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    if (&spec.nodes[i] == &spec.chief()) chief = &nodes[i];
-  }
-  std::string overall = OverallState(*chief);
-  const std::optional<NodeJobState>& job = chief->job;
+  const NodeStatus& chief = nodes[&spec.chief() - spec.nodes.data()];
+  std::string overall = OverallState(chief);
+  const std::optional<NodeJobState>& job = chief.job;
   if (target.json) {
     nlohmann::json out = {{"state", overall},
                           {"run_id", job.has_value() ? job->run_id : ""},
@@ -179,7 +176,7 @@ int RunStatusCommand(const JobTarget& target) {
     std::string line = absl::StrCat("job: ", overall, " (run ", job->run_id, ", generation ",
                                      job->generation, ", restarts used ", job->generation,
                                      " of ", job->max_restarts, ")");
-    if (chief->state == "lost") {
+    if (chief.state == "lost") {
       absl::StrAppend(&line, "; the coordinator's agent stopped writing its state ",
                       Ago(job->updated_at, now));
     }

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -117,6 +118,22 @@ absl::Status CopyFileAtomic(const std::string& from, const std::string& to,
   });
   close(in);
   return status;
+}
+
+void WriteFully(int fd, absl::string_view data) {
+  while (fd >= 0 && !data.empty()) {
+    ssize_t n = write(fd, data.data(), data.size());
+    if (n > 0) {
+      data.remove_prefix(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else if (n < 0 && errno == EAGAIN) {
+      pollfd pfd = {fd, POLLOUT, 0};
+      poll(&pfd, 1, 100);
+    } else {
+      return;
+    }
+  }
 }
 
 }  // namespace fleetplan

@@ -25,6 +25,11 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view content,
                              uint32_t mode);
 
+// Writes all of `data` to `fd` (-1: nothing), waiting when it is
+// non-blocking and full. Errors are dropped: for output whose reader may be
+// gone (a closed stdout must not stop the launch agent's ranks).
+void WriteFully(int fd, absl::string_view data);
+
 // Copies `from` to `to` the same way (NotFound when `from` is missing).
 absl::Status CopyFileAtomic(const std::string& from, const std::string& to,
                             uint32_t mode);
