@@ -39,6 +39,49 @@ TransportRegistry::ScopedOverride::~ScopedOverride() {
   Global().transports_.Swap(name_, std::move(previous_));
 }
 
+namespace {
+
+// The registered transports `spec`'s nodes use, each once, in node order.
+absl::StatusOr<std::vector<std::pair<std::string, Transport*>>> TransportsOf(
+    const ClusterSpec& spec) {
+  std::vector<std::pair<std::string, Transport*>> used;
+  for (const NodeSpec& node : spec.nodes) {
+    bool seen = false;
+    for (const auto& entry : used) seen = seen || entry.first == node.transport;
+    if (seen) continue;
+    absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
+    if (!transport.ok()) return transport.status();
+    used.emplace_back(node.transport, *transport);
+  }
+  return used;
+}
+
+absl::Status Named(const std::string& transport, const absl::Status& status) {
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(transport, ": ", status.message()));
+}
+
+}  // namespace
+
+absl::Status ResolveSpecNodes(ClusterSpec& spec, const TransportOptions& options) {
+  absl::StatusOr<std::vector<std::pair<std::string, Transport*>>> used = TransportsOf(spec);
+  if (!used.ok()) return used.status();
+  for (const auto& [name, transport] : *used) {
+    if (absl::Status status = transport->ResolveNodes(spec, options); !status.ok()) {
+      return Named(name, status);
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReleaseSpec(const ClusterSpec& spec) {
+  absl::StatusOr<std::vector<std::pair<std::string, Transport*>>> used = TransportsOf(spec);
+  if (!used.ok()) return used.status();
+  absl::Status first;
+  for (const auto& [name, transport] : *used) first.Update(Named(name, transport->Release(spec)));
+  return first;
+}
+
 namespace transport_internal {
 
 Registerer::Registerer(const char* name, std::unique_ptr<Transport> transport) {

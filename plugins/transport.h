@@ -124,7 +124,29 @@ class Transport {
   virtual absl::Status Destroy(const ClusterSpec& spec, const NodeSpec& node) {
     return absl::OkStatus();
   }
+
+  // Gives this transport's nodes of `spec` the hosts they run on when the
+  // transport decides them (a Slurm allocation): renames placeholder nodes
+  // and fills in their addresses. With options.read_only it only looks for
+  // what an earlier apply obtained and leaves the nodes as they are when
+  // there is none. FailedPrecondition when the hosts cannot be had (an
+  // unknown partition). Default: the nodes are what the spec says.
+  virtual absl::Status ResolveNodes(ClusterSpec& spec, const TransportOptions& options) {
+    return absl::OkStatus();
+  }
+
+  // Gives back what apply obtained for `spec` (a Slurm allocation) after an
+  // apply that failed; the job has stopped. Default: nothing.
+  virtual absl::Status Release(const ClusterSpec& spec) { return absl::OkStatus(); }
 };
+
+// ResolveNodes of every transport `spec`'s nodes use, each once; the first
+// error, naming the transport.
+absl::Status ResolveSpecNodes(ClusterSpec& spec, const TransportOptions& options);
+
+// Release of every transport `spec`'s nodes use, each once; the first
+// error, naming the transport.
+absl::Status ReleaseSpec(const ClusterSpec& spec);
 
 // Name → transport. Plugins register at static initialisation; the spec's
 // `transport` key looks them up.

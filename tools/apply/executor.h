@@ -76,6 +76,8 @@ struct ApplyResult {
   // Said on success instead of "apply complete" (a job left running, or
   // one that runs already).
   std::string note;
+  // Refused because a job of this spec runs: what holds that job stays.
+  bool job_untouched = false;
 };
 
 class Executor {

@@ -75,11 +75,13 @@ std::optional<ApplyResult> Executor::CheckRunningJob() {
   constexpr size_t kNamed = 6;
   std::string named = absl::StrJoin(changes.begin(),
                                     changes.begin() + std::min(kNamed, changes.size()), ", ");
-  return ApplyResult{
+  ApplyResult refused{
       kExitApplyFailed,
       absl::StrCat(running, ", and this apply would change it (", named,
                    changes.size() > kNamed ? ", ..." : "", "). Stop it first with ",
                    options_.stop_command, ", or apply with --replace (stop, then apply)")};
+  refused.job_untouched = true;
+  return refused;
 }
 
 ApplyResult Executor::FollowJob(const std::string& run_id) {

@@ -33,16 +33,17 @@ int Fail(absl::string_view command, absl::string_view message, int code) {
 
 // The plan to apply: computed from a spec, or a saved one that must still
 // match what computing it now gives.
-absl::StatusOr<Prepared> PrepareTarget(const std::string& target) {
+absl::StatusOr<Prepared> PrepareTarget(const std::string& target,
+                                       const TransportOptions& resolve) {
   std::string path = ResolveUserPath(target);
-  if (!LooksLikeSavedPlan(path)) return PrepareFromFile(path);
+  if (!LooksLikeSavedPlan(path)) return PrepareFromFile(path, &resolve);
   absl::StatusOr<std::string> json = ReadFileToString(path);
   if (!json.ok()) return json.status();
   absl::StatusOr<SavedPlanRef> saved = ParseSavedPlan(*json);
   if (!saved.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", saved.status().message()));
   }
-  absl::StatusOr<Prepared> fresh = PrepareFromFile(saved->spec_path);
+  absl::StatusOr<Prepared> fresh = PrepareFromFile(saved->spec_path, &resolve);
   if (!fresh.ok()) return fresh.status();
   absl::Status current = CheckPlanCurrent(*saved, fresh->plan, fresh->spec.sync.source);
   if (!current.ok()) return current;
@@ -150,8 +151,19 @@ int RunPlanCommand(const PlanCommand& command) {
   if (command.check && !command.out.empty()) {
     return Fail("plan", "--check and --out do not go together", kExitBadInput);
   }
-  absl::StatusOr<Prepared> prepared = PrepareFromFile(ResolveUserPath(command.spec));
-  if (!prepared.ok()) return Fail("plan", prepared.status().message(), kExitBadInput);
+  // --check and --refresh read the nodes: those a transport decides at
+  // apply (a Slurm allocation) are shown by their hosts once they have them.
+  TransportOptions read_only = command.options.transport;
+  read_only.read_only = true;
+  absl::StatusOr<Prepared> prepared =
+      PrepareFromFile(ResolveUserPath(command.spec),
+                      command.check || command.refresh ? &read_only : nullptr);
+  if (!prepared.ok()) {
+    return Fail("plan", prepared.status().message(),
+                absl::IsInvalidArgument(prepared.status()) || absl::IsNotFound(prepared.status())
+                    ? kExitBadInput
+                    : kExitApplyFailed);
+  }
   if (command.check && command.refresh) {
     return Fail("plan", "--check and --refresh do not go together", kExitBadInput);
   }
@@ -189,8 +201,16 @@ int RunApplyCommand(ApplyCommand command) {
   absl::StatusOr<ApplyOptions> checked = CheckedOptions(command.options);
   if (!checked.ok()) return Fail("apply", checked.status().message(), kExitBadInput);
   command.options = *checked;
-  absl::StatusOr<Prepared> prepared = PrepareTarget(command.target);
-  if (!prepared.ok()) return Fail("apply", prepared.status().message(), kExitBadInput);
+  // --destroy obtains nothing: it finds what an earlier apply obtained.
+  TransportOptions resolve = command.options.transport;
+  resolve.read_only = resolve.read_only || command.destroy;
+  absl::StatusOr<Prepared> prepared = PrepareTarget(command.target, resolve);
+  if (!prepared.ok()) {
+    return Fail("apply", prepared.status().message(),
+                absl::IsInvalidArgument(prepared.status()) || absl::IsNotFound(prepared.status())
+                    ? kExitBadInput
+                    : kExitApplyFailed);
+  }
   if (command.destroy) return Destroy(prepared->spec, command.options.transport);
 
   absl::StatusOr<std::string> agent = FindAgent(command.argv0, command.agent);
@@ -216,6 +236,12 @@ int RunApplyCommand(ApplyCommand command) {
   OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
   OnInterrupt(nullptr);
+  if (result.exit_code != 0 && !result.job_untouched) {
+    // Nothing of a failed apply is kept (a Slurm allocation is cancelled).
+    if (absl::Status released = ReleaseSpec(prepared->spec); !released.ok()) {
+      result.message = absl::StrCat(result.message, "; and releasing failed: ", released.message());
+    }
+  }
   reporter->Finished(result.exit_code == 0, result.exit_code,
                      result.exit_code == 0 ? result.note : result.message);
   return result.exit_code;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "plugins/transport.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/plan.h"
 #include "tools/spec/cluster_spec.h"
@@ -40,8 +41,13 @@ void ReservePlanMemory(size_t nodes);
 // missing source tree).
 absl::StatusOr<Prepared> PrepareFromSpec(ClusterSpec spec);
 
-// Loads the spec file at `spec_path` (absolute) and PrepareFromSpec.
-absl::StatusOr<Prepared> PrepareFromFile(const std::string& spec_path);
+// Loads the spec file at `spec_path` (absolute) and PrepareFromSpec. With
+// `resolve`, the nodes' transports first give them their hosts
+// (ResolveSpecNodes: apply obtains a Slurm allocation, a read-only resolve
+// finds a live one); what a resolve obtained is released again when
+// preparing fails.
+absl::StatusOr<Prepared> PrepareFromFile(const std::string& spec_path,
+                                         const TransportOptions* resolve = nullptr);
 
 }  // namespace fleetplan
 

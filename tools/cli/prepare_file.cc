@@ -6,10 +6,18 @@
 
 namespace fleetplan {
 
-absl::StatusOr<Prepared> PrepareFromFile(const std::string& spec_path) {
+absl::StatusOr<Prepared> PrepareFromFile(const std::string& spec_path,
+                                         const TransportOptions* resolve) {
   FP_ASSIGN_OR_RETURN(ClusterSpec spec, LoadSpecFile(spec_path));
   ReservePlanMemory(spec.nodes.size());
-  return PrepareFromSpec(std::move(spec));
+  if (resolve == nullptr) return PrepareFromSpec(std::move(spec));
+  // An unknown transport is named at its file:line:col before any resolves.
+  FP_RETURN_IF_ERROR(ValidateNodes(spec));
+  FP_RETURN_IF_ERROR(ResolveSpecNodes(spec, *resolve));
+  ClusterSpec resolved = spec;
+  absl::StatusOr<Prepared> prepared = PrepareFromSpec(std::move(spec));
+  if (!prepared.ok() && !resolve->read_only) ReleaseSpec(resolved).IgnoreError();
+  return prepared;
 }
 
 }  // namespace fleetplan

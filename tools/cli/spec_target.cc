@@ -16,6 +16,10 @@ absl::StatusOr<ClusterSpec> LoadTarget(const JobTarget& target) {
   absl::StatusOr<ClusterSpec> spec = LoadSpecFile(ResolveUserPath(target.spec));
   if (!spec.ok()) return spec.status();
   if (absl::Status valid = ValidateNodes(*spec); !valid.ok()) return valid;
+  // The hosts an earlier apply obtained (a Slurm allocation); none: as written.
+  TransportOptions find = target.transport;
+  find.read_only = true;
+  if (absl::Status resolved = ResolveSpecNodes(*spec, find); !resolved.ok()) return resolved;
   return spec;
 }
 

@@ -59,6 +59,12 @@ class TransportSettings {
   // Every setting as (name, value), in a fixed order. The spec digest hashes
   // them: a setting left out would let a changed spec pass for a saved plan.
   virtual std::vector<std::pair<std::string, std::string>> Describe() const = 0;
+
+  // The nodes of a spec without [[nodes]] whose [defaults] transport is
+  // this table's: placeholder names that the transport resolves to real
+  // hosts at apply (TransportSettings of Slurm's `nodes = N`). Default:
+  // none, and the spec needs [[nodes]].
+  virtual std::vector<std::string> PlaceholderNodes() const { return {}; }
 };
 
 // One node, fully resolved.

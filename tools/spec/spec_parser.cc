@@ -140,6 +140,14 @@ class SpecReader {
 
   void ReadNodeFields(const toml::table& table, absl::string_view prefix, NodeFields* fields);
   void ReadNodes(const toml::node* nodes, const NodeFields& defaults, ClusterSpec* spec);
+  // The placeholder nodes that the settings of [defaults] transport give
+  // (TransportSettings::PlaceholderNodes); none without such settings.
+  std::vector<std::string> PlaceholderNodes(const NodeFields& defaults,
+                                            const ClusterSpec& spec) const;
+  // Nodes named `names` that take everything from [defaults]; the first is
+  // the chief.
+  void AddPlaceholderNodes(const std::vector<std::string>& names, const NodeFields& defaults,
+                           ClusterSpec* spec);
   // A node's own keys: address, private_address, name, chief.
   void ReadNodeIdentity(const toml::table& table, const std::string& prefix, NodeSpec* node,
                         std::map<std::string, Position>* positions);
@@ -270,6 +278,31 @@ void SpecReader::ReadNodes(const toml::node* nodes, const NodeFields& defaults,
     spec->nodes.push_back(std::move(node));
     node_positions_.push_back(std::move(positions));
     ++index;
+  }
+}
+
+std::vector<std::string> SpecReader::PlaceholderNodes(const NodeFields& defaults,
+                                                      const ClusterSpec& spec) const {
+  if (!defaults.transport.value) return {};
+  const TransportSettings* settings = spec.Settings(*defaults.transport.value);
+  return settings != nullptr ? settings->PlaceholderNodes() : std::vector<std::string>{};
+}
+
+void SpecReader::AddPlaceholderNodes(const std::vector<std::string>& names,
+                                     const NodeFields& defaults, ClusterSpec* spec) {
+  const toml::table none;
+  for (size_t i = 0; i < names.size(); ++i) {
+    NodeSpec node;
+    node.index = static_cast<int>(i);
+    node.name = node.address = node.private_address = names[i];
+    node.chief = i == 0;
+    node.location = SourceLocation{path_, defaults.transport.position.line,
+                                   defaults.transport.position.column};
+    std::map<std::string, Position> positions;
+    positions["node"] = positions["address"] = positions["name"] = defaults.transport.position;
+    ResolveNodeFields(none, "defaults.", defaults, NodeFields{}, &node, &positions);
+    spec->nodes.push_back(std::move(node));
+    node_positions_.push_back(std::move(positions));
   }
 }
 
@@ -628,7 +661,19 @@ absl::StatusOr<ClusterSpec> SpecReader::Read() {
   // Tables whose groups nodes pick are read before the nodes, the others
   // after [job]: errors keep the order the reader has always reported them in.
   ReadSettings(root, tables_.grouped, &spec);
-  ReadNodes(root.get("nodes"), defaults, &spec);
+  const toml::node* nodes = root.get("nodes");
+  std::vector<std::string> placeholders;
+  if (nodes == nullptr) {
+    // A transport may give the nodes by count ([slurm] nodes = 3): its
+    // table is then read first, and the nodes are its placeholders.
+    ReadSettings(root, tables_.single, &spec);
+    placeholders = PlaceholderNodes(defaults, spec);
+  }
+  if (placeholders.empty()) {
+    ReadNodes(nodes, defaults, &spec);
+  } else {
+    AddPlaceholderNodes(placeholders, defaults, &spec);
+  }
   if (const toml::node* node = root.get("keys")) {
     if (const toml::table* table = node->as_table()) {
       reader_.CheckKeys(*table, "keys.", {"distribute"});
@@ -647,7 +692,15 @@ absl::StatusOr<ClusterSpec> SpecReader::Read() {
   } else {
     reader_.Error(Position{1, 1}, "job", "missing: a [job] table with `program`");
   }
-  ReadSettings(root, tables_.single, &spec);
+  if (nodes != nullptr) {
+    ReadSettings(root, tables_.single, &spec);
+    if (!PlaceholderNodes(defaults, spec).empty()) {
+      reader_.Error(*nodes, "nodes",
+                    absl::StrCat("[", *defaults.transport.value,
+                                 "] nodes gives the node count already: give a count or "
+                                 "name the nodes in [[nodes]], not both"));
+    }
+  }
   for (NodeSpec& node : spec.nodes) {
     node.nproc = spec.job.nproc_per_node.value_or(node.gpus.empty() ? 1 : static_cast<int>(node.gpus.size()));
   }

@@ -1,0 +1,150 @@
+#include "plugins/slurm/slurm_commands.h"
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "tools/util/did_you_mean.h"
+#include "tools/util/shell_quote.h"
+
+namespace fleetplan {
+namespace {
+
+// A task's environment under --export=NONE holds only SLURM_*: what a
+// login on the node would have.
+constexpr char kNodePath[] = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+}  // namespace
+
+std::string AllocationJobName(const ClusterSpec& spec) {
+  return absl::StrCat("fleetplan-", spec.name);
+}
+
+std::vector<std::string> SallocArgv(const SlurmSettings& settings, const std::string& job_name,
+                                    int count, const std::vector<std::string>& nodelist) {
+  std::vector<std::string> argv = {"salloc", "--no-shell", "--quiet",
+                                   absl::StrCat("--job-name=", job_name),
+                                   absl::StrCat("--nodes=", count),
+                                   "--ntasks-per-node=1"};
+  if (!settings.partition.empty()) argv.push_back(absl::StrCat("--partition=", settings.partition));
+  if (!settings.time.empty()) argv.push_back(absl::StrCat("--time=", settings.time));
+  if (!settings.account.empty()) argv.push_back(absl::StrCat("--account=", settings.account));
+  if (settings.gpus_per_node > 0) {
+    argv.push_back(absl::StrCat("--gpus-per-node=", settings.gpus_per_node));
+  }
+  if (!nodelist.empty()) argv.push_back(absl::StrCat("--nodelist=", absl::StrJoin(nodelist, ",")));
+  argv.insert(argv.end(), settings.salloc.begin(), settings.salloc.end());
+  return argv;
+}
+
+std::vector<std::string> SqueueArgv(const std::string& job_name) {
+  return {"squeue", "--me", "--noheader", absl::StrCat("--name=", job_name),
+          "--format=%i %T %N"};
+}
+
+std::vector<std::string> StepArgv(const std::string& job_id, const std::string& host,
+                                  const CommandSpec& command) {
+  std::string script = absl::StrCat("export PATH=", kNodePath,
+                                    "; export HOME=\"$(getent passwd \"$(id -u)\" | cut -d: -f6)\"; ");
+  for (const auto& [name, value] : command.env) {
+    absl::StrAppend(&script, "export ", name, "=", ShellQuote(value), "; ");
+  }
+  if (!command.cwd.empty()) absl::StrAppend(&script, "cd ", ShellQuote(command.cwd), " && ");
+  absl::StrAppend(&script, "exec /bin/sh -c ", ShellQuote(command.command));
+  return {"srun",     absl::StrCat("--jobid=", job_id), absl::StrCat("--nodelist=", host),
+          "--nodes=1", "--ntasks=1", "--overlap", "--kill-on-bad-exit=1", "--quiet",
+          "--chdir=/", "--export=NONE", "/bin/sh", "-c", script};
+}
+
+std::vector<std::string> EveryNodeArgv(const std::string& job_id, int count,
+                                       const std::string& command) {
+  return {"srun", absl::StrCat("--jobid=", job_id), absl::StrCat("--nodes=", count),
+          "--ntasks-per-node=1", absl::StrCat("--ntasks=", count), "--overlap", "--quiet",
+          "--label", "--chdir=/", "/bin/sh", "-c", command};
+}
+
+std::vector<std::string> OutputLines(absl::string_view output) {
+  std::vector<std::string> lines;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    line = absl::StripAsciiWhitespace(line);
+    if (!line.empty()) lines.emplace_back(line);
+  }
+  return lines;
+}
+
+std::optional<AllocationRow> ParseSqueue(absl::string_view output) {
+  for (const std::string& line : OutputLines(output)) {
+    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() < 2) continue;
+    AllocationRow row{fields[0], fields[1], fields.size() > 2 ? fields[2] : ""};
+    return row;
+  }
+  return std::nullopt;
+}
+
+std::vector<PartitionRow> ParseSinfo(absl::string_view output) {
+  std::vector<PartitionRow> rows;
+  for (const std::string& line : OutputLines(output)) {
+    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() < 2) continue;
+    PartitionRow row;
+    row.name = fields[0];
+    if (!row.name.empty() && row.name.back() == '*') {
+      row.name.pop_back();
+      row.is_default = true;
+    }
+    if (!absl::SimpleAtoi(fields[1], &row.nodes)) continue;
+    // Gres: "gpu:8", "gpu:a100:8", "gpu:a100:8(S:0-1)", several comma-separated.
+    for (absl::string_view gres : absl::StrSplit(fields.size() > 2 ? fields[2] : "", ',')) {
+      if (!absl::StartsWith(gres, "gpu:")) continue;
+      gres = gres.substr(0, gres.find('('));
+      absl::string_view count = gres.substr(gres.rfind(':') + 1);
+      int gpus = 0;
+      if (absl::SimpleAtoi(count, &gpus)) row.gpus_per_node = std::max(row.gpus_per_node, gpus);
+    }
+    // A partition appears once per distinct node configuration: add them up.
+    bool merged = false;
+    for (PartitionRow& seen : rows) {
+      if (seen.name != row.name) continue;
+      seen.nodes += row.nodes;
+      seen.gpus_per_node = std::max(seen.gpus_per_node, row.gpus_per_node);
+      merged = true;
+    }
+    if (!merged) rows.push_back(row);
+  }
+  return rows;
+}
+
+absl::Status CheckPartition(const std::vector<PartitionRow>& partitions,
+                            const SlurmSettings& settings, int count) {
+  const PartitionRow* found = nullptr;
+  std::vector<std::string> names;
+  for (const PartitionRow& row : partitions) {
+    names.push_back(row.name);
+    if (settings.partition.empty() ? row.is_default : row.name == settings.partition) found = &row;
+  }
+  if (found == nullptr) {
+    if (settings.partition.empty()) {
+      return absl::FailedPreconditionError(
+          "the cluster has no default partition: set [slurm] partition");
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "partition \"", settings.partition, "\" does not exist (partitions: ",
+        names.empty() ? "none" : absl::StrJoin(names, ", "), ")",
+        DidYouMean(settings.partition, names)));
+  }
+  if (found->nodes < count) {
+    return absl::FailedPreconditionError(absl::StrCat("partition \"", found->name, "\" has ",
+                                                      found->nodes, " nodes; the spec needs ",
+                                                      count));
+  }
+  if (settings.gpus_per_node > found->gpus_per_node) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "partition \"", found->name, "\" has ", found->gpus_per_node,
+        " GPUs per node (sinfo's gres); [slurm] gpus_per_node asks for ", settings.gpus_per_node));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fleetplan

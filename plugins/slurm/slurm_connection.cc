@@ -1,0 +1,161 @@
+#include "plugins/slurm/slurm_connection.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "plugins/docker/tar_stream.h"
+#include "plugins/relative_path.h"
+#include "plugins/slurm/shared_workdir.h"
+#include "plugins/slurm/slurm_commands.h"
+#include "tools/process/files.h"
+#include "tools/util/shell_quote.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+// The exit status a file read uses for "no such file".
+constexpr int kMissing = 44;
+
+std::string JoinedArgv(const std::vector<std::string>& argv) {
+  std::vector<std::string> words;
+  for (const std::string& word : argv) words.push_back(ShellQuote(word));
+  return absl::StrJoin(words, " ");
+}
+
+// A file on this machine holding `content`, removed with the object.
+class TempInput {
+ public:
+  static absl::StatusOr<TempInput> Of(absl::string_view content) {
+    const char* tmp = getenv("TMPDIR");
+    std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
+                                    "/fleetplan-slurm-XXXXXX");
+    int fd = mkstemp(path.data());
+    if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", path));
+    close(fd);
+    FP_RETURN_IF_ERROR(WriteFileAtomic(path, content, 0600));
+    return TempInput(path);
+  }
+  TempInput(TempInput&& other) : path_(std::move(other.path_)) { other.path_.clear(); }
+  ~TempInput() {
+    if (!path_.empty()) unlink(path_.c_str());
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  explicit TempInput(std::string path) : path_(std::move(path)) {}
+  std::string path_;
+};
+
+}  // namespace
+
+absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
+                                         const OutputCallback& on_output,
+                                         const absl::Notification* cancel) {
+  CommandSpec srun;
+  srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, command)));
+  srun.hold_stdin = command.hold_stdin;
+  return local_.Run(srun, on_output, cancel);
+}
+
+absl::StatusOr<int> SlurmConnection::RunWithInput(const std::string& command,
+                                                  const std::string& stdin_file,
+                                                  std::string* output) {
+  CommandSpec step;
+  step.command = command;
+  CommandSpec srun;
+  srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, step)), " <",
+                              ShellQuote(stdin_file.empty() ? "/dev/null" : stdin_file));
+  return local_.Run(srun, [output](absl::string_view chunk) { output->append(chunk.data(), chunk.size()); },
+                    nullptr);
+}
+
+absl::StatusOr<std::string> SlurmConnection::ReadFile(const std::string& path) {
+  std::string output;
+  FP_ASSIGN_OR_RETURN(
+      int status,
+      RunWithInput(absl::StrCat("[ -f ", ShellQuote(path), " ] || exit ", kMissing, "; exec cat -- ",
+                                ShellQuote(path)),
+                   "", &output));
+  if (status == kMissing) {
+    return absl::NotFoundError(absl::StrCat(host_, ": ", path, ": no such file"));
+  }
+  if (status != 0) {
+    return absl::UnavailableError(
+        absl::StrCat(host_, ": reading ", path, " failed (exit ", status, "): ", output));
+  }
+  return output;
+}
+
+absl::Status SlurmConnection::WriteFile(const std::string& path, absl::string_view content,
+                                        uint32_t mode) {
+  FP_ASSIGN_OR_RETURN(TempInput input, TempInput::Of(content));
+  std::string dir = path.substr(0, path.rfind('/'));
+  std::string tmp = absl::StrCat(path, ".fleetplan-tmp");
+  char octal[8];
+  std::snprintf(octal, sizeof(octal), "%o", mode & 07777);
+  std::string output;
+  FP_ASSIGN_OR_RETURN(
+      int status,
+      RunWithInput(absl::StrCat("mkdir -p ", ShellQuote(dir.empty() ? "/" : dir), " && cat >",
+                                ShellQuote(tmp), " && chmod ", octal, " ", ShellQuote(tmp),
+                                " && mv -f ", ShellQuote(tmp), " ", ShellQuote(path)),
+                   input.path(), &output));
+  if (status != 0) {
+    return absl::UnavailableError(
+        absl::StrCat(host_, ": writing ", path, " failed (exit ", status, "): ", output));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SlurmConnection::PutFiles(const std::vector<FileToSend>& files,
+                                       const std::string& remote_root) {
+  if (files.empty()) return absl::OkStatus();
+  auto put = [&](const std::vector<FileToSend>& missing) {
+    return PutFilesNow(missing, remote_root);
+  };
+  return shared_ != nullptr ? shared_->Put(files, remote_root, put) : put(files);
+}
+
+absl::Status SlurmConnection::PutFilesNow(const std::vector<FileToSend>& files,
+                                          const std::string& remote_root) {
+  FP_ASSIGN_OR_RETURN(std::string tar, TarOfFiles(files));
+  FP_ASSIGN_OR_RETURN(TempInput input, TempInput::Of(tar));
+  std::string output;
+  // Unlinking first: a running binary (the agent) is replaced, not written into.
+  FP_ASSIGN_OR_RETURN(
+      int status,
+      RunWithInput(absl::StrCat("mkdir -p ", ShellQuote(remote_root), " && exec tar -x -f - -C ",
+                                ShellQuote(remote_root),
+                                " --unlink-first --no-same-owner"),
+                   input.path(), &output));
+  if (status != 0) {
+    return absl::UnavailableError(absl::StrCat(host_, ": sending ", files.size(),
+                                               " files to ", remote_root, " failed (exit ",
+                                               status, "): ", output));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SlurmConnection::RemoveFiles(const std::string& remote_root,
+                                          const std::vector<std::string>& paths) {
+  if (paths.empty()) return absl::OkStatus();
+  std::string command = "rm -f --";
+  for (const std::string& path : paths) {
+    FP_ASSIGN_OR_RETURN(std::string target, JoinUnderRoot(remote_root, path));
+    absl::StrAppend(&command, " ", ShellQuote(target));
+  }
+  std::string output;
+  FP_ASSIGN_OR_RETURN(int status, RunWithInput(command, "", &output));
+  if (status != 0) {
+    return absl::UnavailableError(
+        absl::StrCat(host_, ": removing files under ", remote_root, " failed: ", output));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace fleetplan

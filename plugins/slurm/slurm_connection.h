@@ -1,0 +1,56 @@
+#ifndef FLEETPLAN_PLUGINS_SLURM_SLURM_CONNECTION_H_
+#define FLEETPLAN_PLUGINS_SLURM_SLURM_CONNECTION_H_
+
+// A Connection to one host of a Slurm allocation: every command, file read
+// and file write is a job step (srun --jobid --nodelist --overlap) run from
+// this machine, its stdin and output carried by Slurm. The srun processes
+// are children of apply as the local transport runs them, so cancelling a
+// step is signalling srun, which signals the task.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "plugins/local/local_transport.h"
+#include "plugins/transport.h"
+
+namespace fleetplan {
+
+class SharedWorkdir;
+
+class SlurmConnection : public Connection {
+ public:
+  // `shared` (may be null) is the allocation's one record of what was put
+  // on a workdir every host sees; it must outlive the connection.
+  SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared)
+      : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared) {}
+
+  absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
+                          const absl::Notification* cancel) override;
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override;
+  absl::Status WriteFile(const std::string& path, absl::string_view content,
+                         uint32_t mode) override;
+  // On a shared workdir, a file another host's connection put already is
+  // not sent again.
+  absl::Status PutFiles(const std::vector<FileToSend>& files,
+                        const std::string& remote_root) override;
+  absl::Status RemoveFiles(const std::string& remote_root,
+                           const std::vector<std::string>& paths) override;
+
+  // Runs `command` on the host with `stdin_file` (a file on this machine)
+  // as its stdin; its exit status, output in `output`.
+  absl::StatusOr<int> RunWithInput(const std::string& command, const std::string& stdin_file,
+                                   std::string* output);
+
+ private:
+  absl::Status PutFilesNow(const std::vector<FileToSend>& files, const std::string& remote_root);
+
+  std::string job_id_;
+  std::string host_;
+  SharedWorkdir* shared_;
+  LocalConnection local_;
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_PLUGINS_SLURM_SLURM_CONNECTION_H_

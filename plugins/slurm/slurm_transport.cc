@@ -1,0 +1,165 @@
+#include "plugins/slurm/slurm_transport.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "plugins/slurm/slurm_commands.h"
+#include "plugins/slurm/slurm_connection.h"
+#include "plugins/slurm/slurm_settings.h"
+#include "tools/process/subprocess.h"
+#include "tools/util/shell_quote.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr char kName[] = "slurm";
+// How long apply waits for salloc to grant the allocation.
+constexpr absl::Duration kAllocationWait = absl::Minutes(30);
+
+std::vector<NodeSpec*> SlurmNodes(ClusterSpec& spec) {
+  std::vector<NodeSpec*> nodes;
+  for (NodeSpec& node : spec.nodes) {
+    if (node.transport == kName) nodes.push_back(&node);
+  }
+  return nodes;
+}
+
+// Whether `root` is one filesystem for every host: a marker written from
+// the first host, read from all of them in one step.
+absl::StatusOr<bool> ProbeShared(const Allocation& allocation, const std::string& root) {
+  std::string marker = absl::StrCat(root, "/.fleetplan-shared-", allocation.job_id);
+  std::string token = absl::StrCat(allocation.job_id, "-", absl::ToUnixNanos(absl::Now()));
+  SlurmConnection first(allocation.job_id, allocation.hosts[0], nullptr);
+  absl::Status written = first.WriteFile(marker, token, 0644);
+  if (!written.ok()) return written;
+  SubprocessOptions options;
+  options.argv = EveryNodeArgv(allocation.job_id, static_cast<int>(allocation.hosts.size()),
+                               absl::StrCat("cat ", ShellQuote(marker), " 2>/dev/null; echo"));
+  absl::StatusOr<Completed> seen = RunToCompletion(options, absl::Seconds(60));
+  std::string output;
+  first.RunWithInput(absl::StrCat("rm -f ", ShellQuote(marker)), "", &output).IgnoreError();
+  if (!seen.ok()) return seen.status();
+  size_t found = 0;
+  for (const std::string& line : OutputLines(seen->output)) {
+    if (absl::EndsWith(line, absl::StrCat(": ", token))) ++found;
+  }
+  return found == allocation.hosts.size();
+}
+
+}  // namespace
+
+absl::Status SlurmTransport::ValidateNode(const ClusterSpec& spec, const NodeSpec& node) const {
+  if (!absl::StartsWith(node.workdir, "/")) {
+    return absl::InvalidArgumentError(absl::StrCat("node \"", node.name, "\": workdir \"",
+                                                   node.workdir, "\" must be an absolute path"));
+  }
+  return absl::OkStatus();
+}
+
+SlurmTransport::Known* SlurmTransport::Remember(const std::string& job_name,
+                                                Allocation allocation) {
+  auto known = std::make_unique<Known>();
+  known->allocation = std::move(allocation);
+  const Allocation* held = &known->allocation;
+  known->shared = std::make_unique<SharedWorkdir>(
+      [held](const std::string& root) { return ProbeShared(*held, root); });
+  Known* raw = known.get();
+  known_[job_name] = std::move(known);
+  return raw;
+}
+
+absl::StatusOr<SlurmTransport::Known*> SlurmTransport::Find(const ClusterSpec& spec) {
+  std::string job_name = AllocationJobName(spec);
+  auto it = known_.find(job_name);
+  if (it != known_.end()) return it->second.get();
+  absl::StatusOr<std::optional<Allocation>> found = FindAllocation(job_name);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return nullptr;
+  return Remember(job_name, **std::move(found));
+}
+
+absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOptions& options) {
+  std::vector<NodeSpec*> nodes = SlurmNodes(spec);
+  if (nodes.empty()) return absl::OkStatus();
+  const SlurmSettings& settings = SlurmSettingsOf(spec);
+  const bool placeholders = settings.nodes > 0;
+  std::vector<std::string> named;
+  if (!placeholders) {
+    for (const NodeSpec* node : nodes) named.push_back(node->address);
+  }
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Known*> known = Find(spec);
+  if (!known.ok()) return known.status();
+  if (*known == nullptr) {
+    // What sinfo says the partition can give, before asking for it (also
+    // `plan --check`'s answer when there is no allocation yet).
+    if (absl::Status can = CheckCanAllocate(settings, static_cast<int>(nodes.size()));
+        !can.ok()) {
+      return can;
+    }
+    if (options.read_only) return absl::OkStatus();
+    absl::StatusOr<Allocation> allocation = Allocate(
+        settings, AllocationJobName(spec), static_cast<int>(nodes.size()), named, kAllocationWait);
+    if (!allocation.ok()) return allocation.status();
+    known = Remember(AllocationJobName(spec), *std::move(allocation));
+  }
+  const Allocation& allocation = (*known)->allocation;
+  if (allocation.hosts.size() < nodes.size()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", allocation.job_id, " has ", allocation.hosts.size(), " hosts (",
+        absl::StrJoin(allocation.hosts, ", "), "); the spec has ", nodes.size(), " nodes"));
+  }
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    NodeSpec& node = *nodes[i];
+    if (!placeholders) {
+      if (std::find(allocation.hosts.begin(), allocation.hosts.end(), node.address) ==
+          allocation.hosts.end()) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("node \"", node.name, "\" is not a host of job ", allocation.job_id,
+                         " (", absl::StrJoin(allocation.hosts, ", "), ")"));
+      }
+      continue;
+    }
+    node.name = node.address = node.private_address = allocation.hosts[i];
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
+    const ClusterSpec& spec, const NodeSpec& node, const TransportOptions& options) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Known*> known = Find(spec);
+  if (!known.ok()) return known.status();
+  if (*known == nullptr) {
+    return absl::NotFoundError(absl::StrCat("no Slurm allocation named ",
+                                            AllocationJobName(spec),
+                                            " yet (apply obtains it)"));
+  }
+  const Allocation& allocation = (*known)->allocation;
+  if (std::find(allocation.hosts.begin(), allocation.hosts.end(), node.address) ==
+      allocation.hosts.end()) {
+    return absl::NotFoundError(absl::StrCat("node \"", node.name, "\" is not a host of job ",
+                                            allocation.job_id, " (",
+                                            absl::StrJoin(allocation.hosts, ", "), ")"));
+  }
+  return std::make_unique<SlurmConnection>(allocation.job_id, node.address,
+                                           (*known)->shared.get());
+}
+
+absl::Status SlurmTransport::Release(const ClusterSpec& spec) {
+  absl::MutexLock lock(&mu_);
+  absl::StatusOr<Known*> known = Find(spec);
+  if (!known.ok()) return known.status();
+  if (*known == nullptr) return absl::OkStatus();
+  absl::Status cancelled = CancelAllocation((*known)->allocation);
+  if (cancelled.ok()) known_.erase(AllocationJobName(spec));
+  return cancelled;
+}
+
+FLEETPLAN_REGISTER_TRANSPORT(kName, SlurmTransport);
+
+}  // namespace fleetplan
