@@ -1,0 +1,204 @@
+// apply end to end on a real Slurm cluster: slurmctld and three slurmd in
+// containers (tests/testbed/slurm_cluster.sh), this machine the login node.
+// The plan shows placeholder nodes until apply obtains the allocation; the
+// trainer trains across it; a re-apply changes nothing; a failing rank
+// stops every rank and the allocation is released; --destroy leaves squeue
+// empty; bad [slurm] settings and an unknown partition are named.
+//
+// The job is the trainer binary this test depends on, synced as a path
+// under workdir (no nested bazel build inside bazel test).
+
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/apply_harness.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+
+constexpr int kNodes = 3;
+
+class SlurmApplyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    prefix_ = new std::string(absl::StrCat("fp-slurm-", getpid()));
+    absl::StatusOr<std::string> conf = RunScript(
+        absl::StrCat("tests/testbed/slurm_cluster.sh up ", kNodes, " ", *prefix_));
+    ASSERT_THAT(conf, IsOk());
+    // The binaries this test runs reach the cluster through it.
+    setenv("SLURM_CONF", conf->c_str(), 1);
+    ready_ = true;
+  }
+
+  static void TearDownTestSuite() {
+    if (prefix_ != nullptr) {
+      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/slurm_cluster.sh down ", *prefix_)),
+                  IsOk());
+    }
+  }
+
+  void SetUp() override {
+    ASSERT_TRUE(ready_) << "the Slurm test bed did not start";
+    dir_ = MakeTempDir();
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
+                IsOk());
+    for (int i = 0; i < kNodes; ++i) {
+      ASSERT_THAT(ContainerExec(Host(i), "rm -rf /tmp/rank-*.env /tmp/hostile-*"), IsOk());
+    }
+  }
+
+  // Whatever a failed test left, the next one starts with no job queued.
+  void TearDown() override {
+    if (!last_spec_.empty()) RunTool({"tools/fleetplan-apply", "--destroy", last_spec_});
+    EXPECT_THAT(Squeue(), IsEmpty());
+  }
+
+  static std::string Host(int i) { return absl::StrCat(*prefix_, "-", i); }
+
+  // squeue's lines: every job of the cluster.
+  static std::string Squeue() {
+    absl::StatusOr<std::string> queue = RunScript("squeue --noheader --format='%i %j %T %N'");
+    return queue.ok() ? *queue : std::string(queue.status().message());
+  }
+
+  // A spec on the cluster: `slurm` holds the [slurm] table's lines, `job`
+  // the [job] table's; ranks run rank.sh unless `job` says otherwise.
+  std::string WriteSpec(const std::string& name, const std::string& slurm,
+                        const std::string& job = "program = \"./rank.sh\"\n",
+                        const std::string& fail_rank = "none") {
+    std::string spec = absl::StrCat(
+        "name = \"", name, "\"\n[defaults]\ntransport = \"slurm\"\nworkdir = \"/shared/", name,
+        "\"\n[slurm]\n", slurm, "[sync]\nsource = \"src\"\n[env]\nFP_OUT = \"/tmp\"\n",
+        "FAIL_RANK = \"", fail_rank, "\"\n[job]\n", job);
+    std::string path = absl::StrCat(dir_, "/", name, ".toml");
+    EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
+    last_spec_ = path;
+    return path;
+  }
+
+  // Expects no rank and no agent left on any node.
+  void ExpectNothingRunning() const {
+    for (int i = 0; i < kNodes; ++i) {
+      for (const char* program : {"rank.sh", "fleetplan-agent", "train"}) {
+        EXPECT_THAT(ContainerProcessesMentioning(Host(i), program), IsEmpty()) << Host(i);
+      }
+    }
+  }
+
+  static std::string* prefix_;
+  static bool ready_;
+  std::string dir_;
+  std::string last_spec_;
+};
+
+std::string* SlurmApplyTest::prefix_ = nullptr;
+bool SlurmApplyTest::ready_ = false;
+
+TEST_F(SlurmApplyTest, PlansPlaceholdersTrainsAcrossTheAllocationAndReappliesNothing) {
+  ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
+  std::string spec = WriteSpec(
+      "slurm-train", "partition = \"debug\"\nnodes = 3\ntime = \"00:20:00\"\n",
+      "program = \"./train\"\nargs = [\"--backend=gloo\", \"--dataset=fashion-mnist\", "
+      "\"--epochs=1\"]\n");
+
+  // Before apply there is no allocation: the plan names placeholders.
+  ToolResult plan = RunTool({"tools/fleetplan-plan", spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("slurm-2"));
+  EXPECT_THAT(Squeue(), IsEmpty());
+
+  PlanApplyAndExpectTrained(spec, kNodes, Host(0), 0.5);
+  EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-train RUNNING"));
+
+  // The same spec again: every step recorded, nothing runs again.
+  ToolResult again = RunTool({"tools/fleetplan-apply", "--json", spec}, absl::Minutes(2));
+  ASSERT_EQ(again.status, 0) << again.output;
+  StepEvents steps = FinishedSteps(again.output);
+  EXPECT_GT(steps.finished, 0) << again.output;
+  EXPECT_THAT(steps.changed, IsEmpty()) << again.output;
+
+  // The live allocation's hosts, not placeholders, once it exists.
+  ToolResult refresh = RunTool({"tools/fleetplan-plan", "--refresh", spec});
+  ASSERT_EQ(refresh.status, 0) << refresh.output;
+  EXPECT_THAT(refresh.output, HasSubstr(Host(2)));
+  EXPECT_THAT(refresh.output, Not(HasSubstr("slurm-2 ")));
+
+  ToolResult destroy = RunTool({"tools/fleetplan-apply", "--destroy", spec});
+  EXPECT_EQ(destroy.status, 0) << destroy.output;
+  EXPECT_THAT(Squeue(), IsEmpty());
+  ExpectNothingRunning();
+}
+
+TEST_F(SlurmApplyTest, AFailingRankStopsEveryRankAndReleasesTheAllocation) {
+  std::string spec = WriteSpec("slurm-fail", "nodes = 3\n", "program = \"./rank.sh\"\n", "1");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(2));
+  EXPECT_EQ(apply.status, 3) << apply.output;
+  EXPECT_THAT(Squeue(), IsEmpty());
+  ExpectNothingRunning();
+}
+
+TEST_F(SlurmApplyTest, NamedNodesAreAskedForByName) {
+  std::string spec = WriteSpec("slurm-named", "partition = \"debug\"\n");
+  // [[nodes]] instead of a count: two of the three hosts.
+  std::string text = *ReadFileToString(spec);
+  absl::StrAppend(&text, "[[nodes]]\naddress = \"", Host(2), "\"\nchief = true\n[[nodes]]\naddress = \"",
+                  Host(1), "\"\n");
+  ASSERT_THAT(WriteFileAtomic(spec, text, 0644), IsOk());
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(ContainerExec(Host(2), "test -f /tmp/rank-0.env"), IsOk());
+  EXPECT_THAT(ContainerExec(Host(1), "test -f /tmp/rank-1.env"), IsOk());
+  EXPECT_THAT(Squeue(), HasSubstr(absl::StrCat(*prefix_, "-[1-2]")));
+}
+
+TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
+  std::string spec = WriteSpec("slurm-bad",
+                               "partiton = \"debug\"\nnodes = 0\ntime = \"soon\"\n"
+                               "gpus_per_node = \"2\"\nsalloc = [\"qos=high\"]\n");
+  ToolResult plan = RunTool({"tools/fleetplan-plan", spec});
+  EXPECT_EQ(plan.status, 2) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":6:1")));   // partiton
+  EXPECT_THAT(plan.output, HasSubstr("did you mean `partition`?"));
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":7:9")));   // nodes = 0
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":8:8")));   // time
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":9:17")));  // gpus_per_node
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // salloc
+  EXPECT_THAT(Squeue(), IsEmpty());
+}
+
+TEST_F(SlurmApplyTest, AnUnknownPartitionIsNamedBeforeAnythingIsAllocated) {
+  std::string spec = WriteSpec("slurm-nopart", "partition = \"gpu\"\nnodes = 3\n");
+  ToolResult check = RunTool({"tools/fleetplan-plan", "--check", spec});
+  EXPECT_NE(check.status, 0) << check.output;
+  EXPECT_THAT(check.output, HasSubstr("partition \"gpu\" does not exist (partitions: debug)"));
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec});
+  EXPECT_NE(apply.status, 0) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("partition \"gpu\" does not exist"));
+
+  // More nodes than the partition has: named too.
+  std::string big = WriteSpec("slurm-big", "nodes = 4\n");
+  ToolResult too_many = RunTool({"tools/fleetplan-apply", big});
+  EXPECT_NE(too_many.status, 0) << too_many.output;
+  EXPECT_THAT(too_many.output, HasSubstr("partition \"debug\" has 3 nodes; the spec needs 4"));
+  EXPECT_THAT(Squeue(), IsEmpty());
+}
+
+}  // namespace
+}  // namespace fleetplan
