@@ -1,0 +1,89 @@
+#include "plugins/slurm/slurm_commands.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::Contains;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+TEST(SlurmCommandsTest, SallocAsksForWhatTheSettingsSay) {
+  SlurmSettings settings;
+  settings.partition = "gpu";
+  settings.time = "04:00:00";
+  settings.account = "ml";
+  settings.gpus_per_node = 8;
+  settings.salloc = {"--qos=high"};
+  EXPECT_THAT(SallocArgv(settings, "fleetplan-x", 2, {"n1", "n2"}),
+              ElementsAre("salloc", "--no-shell", "--quiet", "--job-name=fleetplan-x",
+                          "--nodes=2", "--ntasks-per-node=1", "--partition=gpu",
+                          "--time=04:00:00", "--account=ml", "--gpus-per-node=8",
+                          "--nodelist=n1,n2", "--qos=high"));
+  EXPECT_THAT(SallocArgv(SlurmSettings{}, "j", 3, {}),
+              ElementsAre("salloc", "--no-shell", "--quiet", "--job-name=j", "--nodes=3",
+                          "--ntasks-per-node=1"));
+}
+
+TEST(SlurmCommandsTest, AStepRunsOneTaskOnItsHostInTheNodesEnvironment) {
+  CommandSpec command;
+  command.command = "echo 'hi' && pwd";
+  command.env = {{"A", "x y"}};
+  command.cwd = "/shared/job";
+  std::vector<std::string> argv = StepArgv("42", "n-1", command);
+  EXPECT_THAT(argv, Contains("--jobid=42"));
+  EXPECT_THAT(argv, Contains("--nodelist=n-1"));
+  EXPECT_THAT(argv, Contains("--overlap"));
+  EXPECT_THAT(argv, Contains("--kill-on-bad-exit=1"));
+  EXPECT_THAT(argv, Contains("--export=NONE"));
+  EXPECT_THAT(argv.back(), HasSubstr("export A='x y'; cd /shared/job && exec /bin/sh -c "
+                                     "'echo '\\''hi'\\'' && pwd'"));
+  command.cwd.clear();
+  EXPECT_THAT(StepArgv("42", "n-1", command).back(), Not(HasSubstr(" cd ")));
+}
+
+TEST(SlurmCommandsTest, SqueueGivesTheFirstJob) {
+  std::optional<AllocationRow> row = ParseSqueue("\n17 RUNNING fp-[0-2]\n18 PENDING (Resources)\n");
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->job_id, "17");
+  EXPECT_EQ(row->state, "RUNNING");
+  EXPECT_EQ(row->nodelist, "fp-[0-2]");
+  EXPECT_FALSE(ParseSqueue("  \n").has_value());
+}
+
+TEST(SlurmCommandsTest, SinfoRowsOfOnePartitionAddUp) {
+  std::vector<PartitionRow> rows =
+      ParseSinfo("debug* 3 (null)\ngpu 2 gpu:a100:8(S:0-1)\ngpu 1 gpu:4\n");
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].name, "debug");
+  EXPECT_TRUE(rows[0].is_default);
+  EXPECT_EQ(rows[0].gpus_per_node, 0);
+  EXPECT_EQ(rows[1].nodes, 3);
+  EXPECT_EQ(rows[1].gpus_per_node, 8);
+}
+
+TEST(SlurmCommandsTest, APartitionThatCannotGiveTheNodesIsNamed) {
+  std::vector<PartitionRow> rows = ParseSinfo("debug* 3 (null)\ngpu 2 gpu:8\n");
+  SlurmSettings settings;
+  EXPECT_THAT(CheckPartition(rows, settings, 3), IsOk());
+  settings.partition = "gpus";
+  EXPECT_THAT(CheckPartition(rows, settings, 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition,
+                       HasSubstr("partition \"gpus\" does not exist (partitions: debug, gpu)")));
+  settings.partition = "gpu";
+  EXPECT_THAT(CheckPartition(rows, settings, 3),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("has 2 nodes")));
+  settings.gpus_per_node = 16;
+  EXPECT_THAT(CheckPartition(rows, settings, 2),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("8 GPUs per node")));
+  settings.partition.clear();
+  EXPECT_THAT(CheckPartition(ParseSinfo("gpu 2 gpu:8\n"), settings, 1),
+              StatusIs(absl::StatusCode::kFailedPrecondition, HasSubstr("no default partition")));
+}
+
+}  // namespace
+}  // namespace fleetplan
