@@ -19,7 +19,7 @@
 # of their own (the working tree's build stays) and prints its bazel-bin.
 opt_build() {
   local ob=/root/.cache/bazel-ob/ssh
-  bazel --output_base=$ob build -c opt --symlink_prefix=/ "$@" >&2
+  bazel --output_base=$ob build -c opt --symlink_prefix=/ "$@" >&2 || return 1
   bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null
 }
 

@@ -56,6 +56,7 @@ class TempInput {
 absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
                                          const OutputCallback& on_output,
                                          const absl::Notification* cancel) {
+  snapshot_.reset();
   CommandSpec srun;
   srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, command)));
   srun.hold_stdin = command.hold_stdin;
@@ -74,7 +75,30 @@ absl::StatusOr<int> SlurmConnection::RunWithInput(const std::string& command,
                     nullptr);
 }
 
+std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(
+    const std::string& path) {
+  std::string folder = StateFolderOf(path);
+  if (folder.empty() || !SnapshotCovers(folder, path)) return std::nullopt;
+  if (!snapshot_.has_value() || snapshot_->folder() != folder) {
+    std::string output;
+    absl::StatusOr<int> status = RunWithInput(SnapshotCommand(folder), "", &output);
+    if (!status.ok() || *status != 0) return std::nullopt;
+    absl::StatusOr<StateSnapshot> parsed = StateSnapshot::Parse(folder, output);
+    if (!parsed.ok()) return std::nullopt;
+    snapshot_ = *std::move(parsed);
+  }
+  bool answered = false;
+  std::optional<std::string> content = snapshot_->Take(path, &answered);
+  if (!answered) return std::nullopt;
+  if (!content.has_value()) {
+    return absl::StatusOr<std::string>(
+        absl::NotFoundError(absl::StrCat(host_, ": ", path, ": no such file")));
+  }
+  return absl::StatusOr<std::string>(*std::move(content));
+}
+
 absl::StatusOr<std::string> SlurmConnection::ReadFile(const std::string& path) {
+  if (std::optional<absl::StatusOr<std::string>> read = ReadFromSnapshot(path)) return *read;
   std::string output;
   FP_ASSIGN_OR_RETURN(
       int status,
@@ -93,6 +117,22 @@ absl::StatusOr<std::string> SlurmConnection::ReadFile(const std::string& path) {
 
 absl::Status SlurmConnection::WriteFile(const std::string& path, absl::string_view content,
                                         uint32_t mode) {
+  // A step record rewritten with what it holds (the sync's, after a sync
+  // that changed nothing) costs no step. Files of the state folder are
+  // written with one mode, so content decides.
+  bool in_snapshot = snapshot_.has_value() && SnapshotCovers(snapshot_->folder(), path);
+  if (in_snapshot && snapshot_->Holds(path, content)) return absl::OkStatus();
+  absl::Status written = WriteNow(path, content, mode);
+  if (written.ok() && in_snapshot) {
+    snapshot_->Wrote(path, content);
+  } else {
+    snapshot_.reset();
+  }
+  return written;
+}
+
+absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_view content,
+                                       uint32_t mode) {
   FP_ASSIGN_OR_RETURN(TempInput input, TempInput::Of(content));
   std::string dir = path.substr(0, path.rfind('/'));
   std::string tmp = absl::StrCat(path, ".fleetplan-tmp");
@@ -115,6 +155,7 @@ absl::Status SlurmConnection::WriteFile(const std::string& path, absl::string_vi
 absl::Status SlurmConnection::PutFiles(const std::vector<FileToSend>& files,
                                        const std::string& remote_root) {
   if (files.empty()) return absl::OkStatus();
+  snapshot_.reset();
   auto put = [&](const std::vector<FileToSend>& missing) {
     return PutFilesNow(missing, remote_root);
   };
@@ -144,6 +185,7 @@ absl::Status SlurmConnection::PutFilesNow(const std::vector<FileToSend>& files,
 absl::Status SlurmConnection::RemoveFiles(const std::string& remote_root,
                                           const std::vector<std::string>& paths) {
   if (paths.empty()) return absl::OkStatus();
+  snapshot_.reset();
   std::string command = "rm -f --";
   for (const std::string& path : paths) {
     FP_ASSIGN_OR_RETURN(std::string target, JoinUnderRoot(remote_root, path));

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "plugins/local/local_transport.h"
+#include "plugins/slurm/state_snapshot.h"
 #include "plugins/transport.h"
 
 namespace fleetplan {
@@ -43,12 +44,19 @@ class SlurmConnection : public Connection {
                                    std::string* output);
 
  private:
+  absl::Status WriteNow(const std::string& path, absl::string_view content, uint32_t mode);
   absl::Status PutFilesNow(const std::vector<FileToSend>& files, const std::string& remote_root);
+  // `path` from a snapshot of its node-state folder (one step for all the
+  // reads of an apply that changes nothing); nullopt when the snapshot does
+  // not answer for it.
+  std::optional<absl::StatusOr<std::string>> ReadFromSnapshot(const std::string& path);
 
   std::string job_id_;
   std::string host_;
   SharedWorkdir* shared_;
   LocalConnection local_;
+  // Dropped by anything that may change the node's files.
+  std::optional<StateSnapshot> snapshot_;
 };
 
 }  // namespace fleetplan

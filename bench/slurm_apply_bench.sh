@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# apply of an unchanged spec on N Slurm nodes against the job step it
+# stands for run by hand with srun, whole processes side by side under
+# hyperfine, on the Slurm test bed (tests/testbed/slurm_cluster.sh: slurmctld
+# and N slurmd in containers, this machine the login node).
+#
+#   bench/slurm_apply_bench.sh [N]      (default 3; run as root; RUNS=10)
+#
+# fleetplan: `fleetplan-apply SPEC` after a first apply, so the allocation
+#   exists and every step is recorded: it finds the allocation in squeue,
+#   reads each node's records and the job's state over job steps, and
+#   changes nothing.
+# by hand: `srun --jobid=J --overlap -N N --ntasks-per-node=1 ./rank.sh` in
+#   the same allocation, the job's program run once on every node.
+# Target: at most 1.5x the srun's wall time.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+n=${1:-3}
+runs=${RUNS:-10}
+prefix="fpbench-slurm-$$"
+work="$(mktemp -d)"
+
+# shellcheck source=bench/loopback_sshd.sh
+. bench/loopback_sshd.sh  # opt_build
+bin="$(opt_build //tools:fleetplan-apply //tools/agent:fleetplan-agent)" || exit 1
+apply="$bin/tools/fleetplan-apply"
+
+export DOCKER_HOST="$(tests/testbed/dockerd.sh ensure)"
+cleanup() {
+  "$apply" --destroy "$work/bench.toml" >/dev/null 2>&1 || true
+  tests/testbed/slurm_cluster.sh down "$prefix" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+SLURM_CONF="$(tests/testbed/slurm_cluster.sh up "$n" "$prefix")"
+export SLURM_CONF
+
+mkdir -p "$work/src"
+cp tests/testdata/rank.sh "$work/src/rank.sh"
+cat >"$work/bench.toml" <<SPEC
+name = "slurm-bench"
+[defaults]
+transport = "slurm"
+workdir = "/shared/slurm-bench"
+[slurm]
+partition = "debug"
+nodes = $n
+[sync]
+source = "src"
+[env]
+FP_OUT = "/tmp"
+FAIL_RANK = "none"
+[job]
+program = "./rank.sh"
+SPEC
+
+"$apply" "$work/bench.toml" >"$work/first_apply" 2>&1 || { tail -20 "$work/first_apply"; exit 1; }
+job="$(squeue --me --noheader --name=fleetplan-slurm-bench --format=%i)"
+fleetplan="$apply $work/bench.toml"
+by_hand="srun --jobid=$job --overlap --nodes=$n --ntasks-per-node=1 --chdir=/shared/slurm-bench --export=ALL,FP_OUT=/tmp,FAIL_RANK=none ./rank.sh"
+for cmd in "$fleetplan" "$by_hand"; do
+  bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
+done
+grep -q "unchanged" "$work/first_run" || true
+
+echo "== apply of an unchanged spec on $n Slurm nodes; load: $(cut -d' ' -f1-3 /proc/loadavg) =="
+hyperfine --warmup 1 --runs "$runs" --export-markdown "$work/result.md" \
+  -n "fleetplan apply (unchanged)" "$fleetplan" -n "srun by hand" "$by_hand"
+cat "$work/result.md"
+"$apply" --destroy "$work/bench.toml" >/dev/null
+left="$(squeue --noheader | wc -l)"
+echo "jobs left in squeue after --destroy: $left"

@@ -1,0 +1,93 @@
+#include "plugins/slurm/state_snapshot.h"
+
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "tools/util/shell_quote.h"
+
+namespace fleetplan {
+namespace {
+
+constexpr absl::string_view kNodes = "/.fleetplan/nodes/";
+
+}  // namespace
+
+std::string StateFolderOf(absl::string_view path) {
+  size_t at = path.find(kNodes);
+  if (at == absl::string_view::npos) return "";
+  size_t name = at + kNodes.size();
+  size_t end = path.find('/', name);
+  if (end == absl::string_view::npos || end == name) return "";
+  return std::string(path.substr(0, end));
+}
+
+bool SnapshotCovers(absl::string_view folder, absl::string_view path) {
+  if (!absl::StartsWith(path, folder) || path.size() <= folder.size() + 1 ||
+      path[folder.size()] != '/') {
+    return false;
+  }
+  absl::string_view rest = path.substr(folder.size() + 1);
+  return !absl::StartsWith(rest, "logs/") || rest == "logs/job.json";
+}
+
+std::string SnapshotCommand(const std::string& folder) {
+  // Each file is read once into a variable (fleetplan's state is text, and
+  // files are replaced by rename, never rewritten in place), then framed
+  // by its length in bytes (the step's C locale), so any text may follow.
+  return absl::StrCat(
+      "[ -d ", ShellQuote(folder), " ] || exit 0\n",
+      "cd ", ShellQuote(folder), " || exit 1\n",
+      "{ find . -path ./logs -prune -o -type f -print; [ -f logs/job.json ] && echo ./logs/job.json; } |\n",
+      "while IFS= read -r f; do\n",
+      "  c=$(cat -- \"$f\" 2>/dev/null && echo x) || continue\n",
+      "  c=${c%x}\n",
+      "  printf '%s %s\\n%s' \"${#c}\" \"$f\" \"$c\"\n",
+      "done\n");
+}
+
+absl::StatusOr<StateSnapshot> StateSnapshot::Parse(const std::string& folder,
+                                                   absl::string_view output) {
+  StateSnapshot snapshot;
+  snapshot.folder_ = folder;
+  while (!output.empty()) {
+    size_t space = output.find(' ');
+    size_t newline = output.find('\n');
+    uint64_t size = 0;
+    if (space == absl::string_view::npos || newline == absl::string_view::npos ||
+        space > newline || !absl::SimpleAtoi(output.substr(0, space), &size) ||
+        output.size() - newline - 1 < size) {
+      return absl::InvalidArgumentError("not a state snapshot");
+    }
+    std::string path(output.substr(space + 1, newline - space - 1));
+    if (absl::StartsWith(path, "./")) path = absl::StrCat(folder, path.substr(1));
+    snapshot.files_[path] = std::string(output.substr(newline + 1, size));
+    output.remove_prefix(newline + 1 + size);
+  }
+  return snapshot;
+}
+
+bool StateSnapshot::Holds(const std::string& path, absl::string_view content) const {
+  if (absl::EndsWith(path, "/logs/job.json")) return false;
+  auto it = files_.find(path);
+  return it != files_.end() && it->second == content;
+}
+
+void StateSnapshot::Wrote(const std::string& path, absl::string_view content) {
+  files_[path] = std::string(content);
+}
+
+std::optional<std::string> StateSnapshot::Take(const std::string& path, bool* answered) {
+  const bool agents = absl::EndsWith(path, "/logs/job.json");
+  *answered = !agents || taken_.insert(path).second;
+  if (!*answered) return std::nullopt;
+  auto it = files_.find(path);
+  if (it == files_.end()) return std::nullopt;
+  if (!agents) return it->second;
+  std::string content = std::move(it->second);
+  files_.erase(it);
+  return content;
+}
+
+}  // namespace fleetplan
