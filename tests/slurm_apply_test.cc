@@ -11,11 +11,13 @@
 #include <unistd.h>
 
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tests/apply_harness.h"
@@ -198,6 +200,40 @@ TEST_F(SlurmApplyTest, AnUnknownPartitionIsNamedBeforeAnythingIsAllocated) {
   EXPECT_NE(too_many.status, 0) << too_many.output;
   EXPECT_THAT(too_many.output, HasSubstr("partition \"debug\" has 3 nodes; the spec needs 4"));
   EXPECT_THAT(Squeue(), IsEmpty());
+}
+
+// Last: it leaves the cluster a node short. A node killed while the job
+// runs: the chief's agent misses its heartbeats and ends the job, the job
+// steps to the dead node are bounded, and the allocation is released.
+TEST_F(SlurmApplyTest, AKilledNodeEndsTheJobAndReleasesTheAllocation) {
+  std::string spec = WriteSpec("slurm-killed", "nodes = 3\n",
+                               "program = \"./rank.sh\"\nheartbeat_timeout = \"3s\"\n",
+                               /*fail_rank=*/"99");
+  ToolResult apply;
+  std::thread applying([&] {
+    apply = RunTool({"tools/fleetplan-apply", "--step-timeout=60s", spec}, absl::Minutes(3));
+  });
+  bool started = false;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(60); !started && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(200))) {
+    started = true;
+    for (int i = 0; i < kNodes && started; ++i) {
+      started = ContainerExec(Host(i), absl::StrCat("test -f /tmp/rank-", i, ".env")).ok();
+    }
+  }
+  EXPECT_TRUE(started) << "the ranks did not all start";
+  absl::Time killed = absl::Now();
+  EXPECT_THAT(RunScript(absl::StrCat("docker kill ", Host(2), " >/dev/null")), IsOk());
+  applying.join();
+  EXPECT_NE(apply.status, 0) << apply.output;
+  EXPECT_NE(apply.status, -1) << apply.output;  // ended by itself, not by the test's timeout
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(90)) << apply.output;
+  EXPECT_THAT(Squeue(), IsEmpty()) << apply.output;
+  for (int i = 0; i < 2; ++i) {
+    for (const char* program : {"rank.sh", "fleetplan-agent"}) {
+      EXPECT_THAT(ContainerProcessesMentioning(Host(i), program), IsEmpty()) << Host(i);
+    }
+  }
 }
 
 }  // namespace

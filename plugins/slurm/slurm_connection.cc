@@ -14,12 +14,15 @@
 #include "tools/process/files.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
+#include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
 namespace {
 
 // The exit status a file read uses for "no such file".
 constexpr int kMissing = 44;
+// A sync's files, however many, travel in one step.
+constexpr absl::Duration kPutTimeout = absl::Minutes(10);
 
 std::string JoinedArgv(const std::vector<std::string>& argv) {
   std::vector<std::string> words;
@@ -65,14 +68,22 @@ absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
 
 absl::StatusOr<int> SlurmConnection::RunWithInput(const std::string& command,
                                                   const std::string& stdin_file,
-                                                  std::string* output) {
+                                                  std::string* output, absl::Duration timeout) {
   CommandSpec step;
   step.command = command;
   CommandSpec srun;
   srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, step)), " <",
                               ShellQuote(stdin_file.empty() ? "/dev/null" : stdin_file));
-  return local_.Run(srun, [output](absl::string_view chunk) { output->append(chunk.data(), chunk.size()); },
-                    nullptr);
+  TimedCancel bound(nullptr, timeout);
+  absl::StatusOr<int> status = local_.Run(
+      srun, [output](absl::string_view chunk) { output->append(chunk.data(), chunk.size()); },
+      bound.get());
+  if (bound.timed_out()) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        host_, ": a job step did not end within ", absl::FormatDuration(timeout),
+        " (is the node down? see sinfo -N)"));
+  }
+  return status;
 }
 
 std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(
@@ -173,7 +184,7 @@ absl::Status SlurmConnection::PutFilesNow(const std::vector<FileToSend>& files,
       RunWithInput(absl::StrCat("mkdir -p ", ShellQuote(remote_root), " && exec tar -x -f - -C ",
                                 ShellQuote(remote_root),
                                 " --unlink-first --no-same-owner"),
-                   input.path(), &output));
+                   input.path(), &output, kPutTimeout));
   if (status != 0) {
     return absl::UnavailableError(absl::StrCat(host_, ": sending ", files.size(),
                                                " files to ", remote_root, " failed (exit ",

@@ -38,10 +38,13 @@ class SlurmConnection : public Connection {
   absl::Status RemoveFiles(const std::string& remote_root,
                            const std::vector<std::string>& paths) override;
 
-  // Runs `command` on the host with `stdin_file` (a file on this machine)
-  // as its stdin; its exit status, output in `output`.
+  // Runs `command` on the host with `stdin_file` (a file on this machine;
+  // "": none) as its stdin; its exit status, output in `output`. A step
+  // that hangs (its node died, and srun waits for Slurm to notice) is
+  // stopped after `timeout`: DeadlineExceeded naming the host.
   absl::StatusOr<int> RunWithInput(const std::string& command, const std::string& stdin_file,
-                                   std::string* output);
+                                   std::string* output,
+                                   absl::Duration timeout = absl::Seconds(60));
 
  private:
   absl::Status WriteNow(const std::string& path, absl::string_view content, uint32_t mode);
