@@ -16,6 +16,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -168,6 +169,22 @@ TEST_F(SlurmApplyTest, NamedNodesAreAskedForByName) {
   EXPECT_THAT(ContainerExec(Host(2), "test -f /tmp/rank-0.env"), IsOk());
   EXPECT_THAT(ContainerExec(Host(1), "test -f /tmp/rank-1.env"), IsOk());
   EXPECT_THAT(Squeue(), HasSubstr(absl::StrCat(*prefix_, "-[1-2]")));
+}
+
+// /shared is one folder for every node and is synced once; a workdir on
+// each node's own disk must reach every node.
+TEST_F(SlurmApplyTest, AWorkdirOnEachNodesOwnDiskIsSyncedToEveryNode) {
+  std::string spec = WriteSpec("slurm-own-disk", "nodes = 3\n");
+  std::string text = *ReadFileToString(spec);
+  text = absl::StrReplaceAll(text, {{"workdir = \"/shared/slurm-own-disk\"",
+                                     "workdir = \"/var/tmp/slurm-own-disk\""}});
+  ASSERT_THAT(WriteFileAtomic(spec, text, 0644), IsOk());
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_THAT(ContainerExec(Host(i), "test -x /var/tmp/slurm-own-disk/rank.sh"), IsOk());
+    EXPECT_THAT(ContainerExec(Host(i), absl::StrCat("test -f /tmp/rank-", i, ".env")), IsOk());
+  }
 }
 
 TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
