@@ -62,12 +62,25 @@ by_hand="srun --jobid=$job --overlap --nodes=$n --ntasks-per-node=1 --chdir=/sha
 for cmd in "$fleetplan" "$by_hand"; do
   bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
 done
-grep -q "unchanged" "$work/first_run" || true
 
 echo "== apply of an unchanged spec on $n Slurm nodes; load: $(cut -d' ' -f1-3 /proc/loadavg) =="
 hyperfine --warmup 1 --runs "$runs" --export-markdown "$work/result.md" \
+  --export-json "$work/result.json" \
   -n "fleetplan apply (unchanged)" "$fleetplan" -n "srun by hand" "$by_hand"
 cat "$work/result.md"
+# Median and spread (min..max) of each, and the ratio of the medians.
+python3 - "$work/result.json" <<'PY'
+import json, statistics, sys
+results = json.load(open(sys.argv[1]))["results"]
+medians = {}
+for r in results:
+    times = [t * 1000 for t in r["times"]]
+    medians[r["command"]] = statistics.median(times)
+    print(f"{r['command']}: median {medians[r['command']]:.1f} ms, "
+          f"spread {min(times):.1f}..{max(times):.1f} ms, {len(times)} runs")
+names = [r["command"] for r in results]
+print(f"ratio of medians: {medians[names[0]] / medians[names[1]]:.2f}x (target at most 1.5x)")
+PY
 "$apply" --destroy "$work/bench.toml" >/dev/null
 left="$(squeue --noheader | wc -l)"
 echo "jobs left in squeue after --destroy: $left"

@@ -57,11 +57,15 @@ std::vector<std::string> StepArgv(const std::string& job_id, const std::string& 
           "--chdir=/", "--export=NONE", "/bin/sh", "-c", script};
 }
 
-std::vector<std::string> EveryNodeArgv(const std::string& job_id, int count,
+std::vector<std::string> EveryNodeArgv(const std::string& job_id,
+                                       const std::vector<std::string>& hosts,
                                        const std::string& command) {
-  return {"srun", absl::StrCat("--jobid=", job_id), absl::StrCat("--nodes=", count),
-          "--ntasks-per-node=1", absl::StrCat("--ntasks=", count), "--overlap", "--quiet",
-          "--label", "--chdir=/", "/bin/sh", "-c", command};
+  const size_t count = hosts.size();
+  return {"srun", absl::StrCat("--jobid=", job_id),
+          absl::StrCat("--nodelist=", absl::StrJoin(hosts, ",")),
+          absl::StrCat("--nodes=", count), "--ntasks-per-node=1",
+          absl::StrCat("--ntasks=", count), "--overlap", "--quiet", "--label", "--chdir=/",
+          "/bin/sh", "-c", command};
 }
 
 std::vector<std::string> OutputLines(absl::string_view output) {

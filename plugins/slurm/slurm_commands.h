@@ -38,8 +38,9 @@ std::vector<std::string> SqueueArgv(const std::string& job_name);
 std::vector<std::string> StepArgv(const std::string& job_id, const std::string& host,
                                   const CommandSpec& command);
 
-// One task on every host of the job, output lines labelled "<task>: ".
-std::vector<std::string> EveryNodeArgv(const std::string& job_id, int count,
+// One task on each of `hosts` of the job, output lines labelled "<task>: ".
+std::vector<std::string> EveryNodeArgv(const std::string& job_id,
+                                       const std::vector<std::string>& hosts,
                                        const std::string& command);
 
 // An allocation as squeue shows it.

@@ -23,8 +23,11 @@ class SlurmConnection : public Connection {
  public:
   // `shared` (may be null) is the allocation's one record of what was put
   // on a workdir every host sees; it must outlive the connection.
-  SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared)
-      : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared) {}
+  // `snapshot`: the node's state folder as read already (state_snapshot.h).
+  SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared,
+                  std::optional<StateSnapshot> snapshot = std::nullopt)
+      : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared),
+        snapshot_(std::move(snapshot)) {}
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;

@@ -11,6 +11,7 @@
 #include "plugins/slurm/slurm_connection.h"
 #include "plugins/slurm/slurm_settings.h"
 #include "tools/process/subprocess.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/util/shell_quote.h"
 
 namespace fleetplan {
@@ -37,7 +38,7 @@ absl::StatusOr<bool> ProbeShared(const Allocation& allocation, const std::string
   absl::Status written = first.WriteFile(marker, token, 0644);
   if (!written.ok()) return written;
   SubprocessOptions options;
-  options.argv = EveryNodeArgv(allocation.job_id, static_cast<int>(allocation.hosts.size()),
+  options.argv = EveryNodeArgv(allocation.job_id, allocation.hosts,
                                absl::StrCat("cat ", ShellQuote(marker), " 2>/dev/null; echo"));
   absl::StatusOr<Completed> seen = RunToCompletion(options, absl::Seconds(60));
   std::string output;
@@ -48,6 +49,31 @@ absl::StatusOr<bool> ProbeShared(const Allocation& allocation, const std::string
     if (absl::EndsWith(line, absl::StrCat(": ", token))) ++found;
   }
   return found == allocation.hosts.size();
+}
+
+// Every node's state folder, read in one job step over the spec's hosts
+// (see state_snapshot.h): what each node's connection answers reads from.
+std::map<std::string, StateSnapshot> SnapshotEveryNode(const ClusterSpec& spec,
+                                                       const Allocation& allocation) {
+  std::map<std::string, std::string> folders;
+  std::vector<std::string> hosts;
+  for (const NodeSpec& node : spec.nodes) {
+    if (node.transport != kName ||
+        std::find(allocation.hosts.begin(), allocation.hosts.end(), node.address) ==
+            allocation.hosts.end() ||
+        folders.count(node.address) != 0) {
+      continue;
+    }
+    folders[node.address] = NodeStateDir(node);
+    hosts.push_back(node.address);
+  }
+  if (hosts.empty()) return {};
+  SubprocessOptions options;
+  options.argv = EveryNodeArgv(allocation.job_id, hosts, EveryHostSnapshotCommand(folders));
+  options.argv.erase(std::find(options.argv.begin(), options.argv.end(), "--label"));
+  absl::StatusOr<Completed> read = RunToCompletion(options, absl::Seconds(60));
+  if (!read.ok() || read->status != 0) return {};
+  return ParseEveryHostSnapshot(folders, read->output);
 }
 
 }  // namespace
@@ -146,8 +172,18 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
                                             allocation.job_id, " (",
                                             absl::StrJoin(allocation.hosts, ", "), ")"));
   }
+  if (!(*known)->snapshotted) {
+    (*known)->snapshots = SnapshotEveryNode(spec, allocation);
+    (*known)->snapshotted = true;
+  }
+  std::optional<StateSnapshot> snapshot;
+  auto taken = (*known)->snapshots.find(node.address);
+  if (taken != (*known)->snapshots.end() && taken->second.folder() == NodeStateDir(node)) {
+    snapshot = std::move(taken->second);
+    (*known)->snapshots.erase(taken);
+  }
   return std::make_unique<SlurmConnection>(allocation.job_id, node.address,
-                                           (*known)->shared.get());
+                                           (*known)->shared.get(), std::move(snapshot));
 }
 
 absl::Status SlurmTransport::Release(const ClusterSpec& spec) {

@@ -18,6 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "plugins/slurm/allocation.h"
 #include "plugins/slurm/shared_workdir.h"
+#include "plugins/slurm/state_snapshot.h"
 #include "plugins/transport.h"
 
 namespace fleetplan {
@@ -42,6 +43,10 @@ class SlurmTransport : public Transport {
   struct Known {
     Allocation allocation;
     std::unique_ptr<SharedWorkdir> shared;
+    // Each node's state folder as the first Connect read it for all of
+    // them in one step; a node's connection takes its own.
+    bool snapshotted = false;
+    std::map<std::string, StateSnapshot> snapshots;
   };
   // The spec's allocation, from memory or squeue; nullptr when none.
   absl::StatusOr<Known*> Find(const ClusterSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -2,7 +2,11 @@
 
 #include <utility>
 
+#include <vector>
+
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/util/shell_quote.h"
@@ -45,6 +49,31 @@ std::string SnapshotCommand(const std::string& folder) {
       "  c=${c%x}\n",
       "  printf '%s %s\\n%s' \"${#c}\" \"$f\" \"$c\"\n",
       "done\n");
+}
+
+std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders) {
+  std::string command = "case \"$SLURMD_NODENAME\" in\n";
+  for (const auto& [host, folder] : folders) {
+    absl::StrAppend(&command, ShellQuote(host), ") s=$( (", SnapshotCommand(folder),
+                    ") | base64 -w0) && echo \"$SLURMD_NODENAME $s\" ;;\n");
+  }
+  absl::StrAppend(&command, "esac\n");
+  return command;
+}
+
+std::map<std::string, StateSnapshot> ParseEveryHostSnapshot(
+    const std::map<std::string, std::string>& folders, absl::string_view output) {
+  std::map<std::string, StateSnapshot> snapshots;
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits(' ', 1));
+    if (fields.size() != 2) continue;
+    auto folder = folders.find(std::string(fields[0]));
+    std::string decoded;
+    if (folder == folders.end() || !absl::Base64Unescape(fields[1], &decoded)) continue;
+    absl::StatusOr<StateSnapshot> parsed = StateSnapshot::Parse(folder->second, decoded);
+    if (parsed.ok()) snapshots[folder->first] = *std::move(parsed);
+  }
+  return snapshots;
 }
 
 absl::StatusOr<StateSnapshot> StateSnapshot::Parse(const std::string& folder,

@@ -1,5 +1,6 @@
 #include "plugins/slurm/state_snapshot.h"
 
+#include <map>
 #include <string>
 
 #include "gmock/gmock.h"
@@ -56,6 +57,31 @@ TEST(StateSnapshotTest, TheCommandsOutputParsesBackToTheFiles) {
   snapshot.Wrote(folder + "/steps/launch", "h");
   EXPECT_TRUE(snapshot.Holds(folder + "/steps/launch", "h"));
   EXPECT_EQ(snapshot.Take(folder + "/steps/launch", &answered), "h");
+}
+
+// One step over several hosts: each task prints its own host's line.
+TEST(StateSnapshotTest, EveryHostsSnapshotComesBackUnderItsHost) {
+  std::string dir = MakeTempDir();
+  std::map<std::string, std::string> folders = {{"h1", dir + "/a/.fleetplan/nodes/h1"},
+                                                {"h2", dir + "/b/.fleetplan/nodes/h2"}};
+  ASSERT_THAT(WriteFileAtomic(folders["h1"] + "/steps/sync", "one\n", 0644), IsOk());
+  ASSERT_THAT(WriteFileAtomic(folders["h2"] + "/manifest", "two", 0644), IsOk());
+  std::string output;
+  for (const char* host : {"h1", "h2", "h3"}) {
+    SubprocessOptions options;
+    options.argv = {"/bin/sh", "-c", EveryHostSnapshotCommand(folders)};
+    options.env = {{"SLURMD_NODENAME", host}};
+    FP_ASSERT_OK_AND_ASSIGN(Completed done, RunToCompletion(options, absl::Seconds(10)));
+    ASSERT_EQ(done.status, 0) << done.output;
+    output += done.output;
+  }
+  std::map<std::string, StateSnapshot> snapshots = ParseEveryHostSnapshot(folders, output);
+  ASSERT_EQ(snapshots.size(), 2u) << output;
+  bool answered = false;
+  EXPECT_EQ(snapshots["h1"].Take(folders["h1"] + "/steps/sync", &answered), "one\n");
+  EXPECT_EQ(snapshots["h2"].Take(folders["h2"] + "/manifest", &answered), "two");
+  EXPECT_EQ(snapshots["h2"].Take(folders["h2"] + "/steps/sync", &answered), std::nullopt);
+  EXPECT_TRUE(answered);
 }
 
 TEST(StateSnapshotTest, AMissingFolderIsAnEmptySnapshot) {

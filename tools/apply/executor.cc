@@ -65,6 +65,7 @@ ApplyResult Executor::Run() {
     checks_ = PreflightReport(NodeNames(spec_));
     checks_reported_ = false;
   }
+  ended_job_.reset();
   if (!options_.check_only) {
     if (std::optional<ApplyResult> running = CheckRunningJob(); running.has_value()) {
       return *running;
@@ -535,7 +536,7 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
   // for the others. Unchanged only after a job that succeeded: one that
   // failed or was stopped runs again.
   if (!changed && !options_.force && AllRecorded(phase)) {
-    std::optional<NodeJobState> job = ReadChiefJobState();
+    std::optional<NodeJobState> job = ended_job_.has_value() ? ended_job_ : ReadChiefJobState();
     if (job.has_value() && job->phase == JobPhase::kSucceeded) {
       ReportUnchanged(phase);
       return {};

@@ -221,6 +221,8 @@ class Executor {
   bool checks_reported_ ABSL_GUARDED_BY(mu_) = false;
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
   std::string run_id_;      // of the job this apply launches
+  // The chief's job as Run found it, when it had ended (CheckRunningJob).
+  std::optional<NodeJobState> ended_job_;
 };
 
 }  // namespace fleetplan
