@@ -70,7 +70,6 @@ std::map<std::string, StateSnapshot> SnapshotEveryNode(const ClusterSpec& spec,
   if (hosts.empty()) return {};
   SubprocessOptions options;
   options.argv = EveryNodeArgv(allocation.job_id, hosts, EveryHostSnapshotCommand(folders));
-  options.argv.erase(std::find(options.argv.begin(), options.argv.end(), "--label"));
   absl::StatusOr<Completed> read = RunToCompletion(options, absl::Seconds(60));
   if (!read.ok() || read->status != 0) return {};
   return ParseEveryHostSnapshot(folders, read->output);

@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "tools/util/shell_quote.h"
@@ -54,8 +55,8 @@ std::string SnapshotCommand(const std::string& folder) {
 std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders) {
   std::string command = "case \"$SLURMD_NODENAME\" in\n";
   for (const auto& [host, folder] : folders) {
-    absl::StrAppend(&command, ShellQuote(host), ") s=$( (", SnapshotCommand(folder),
-                    ") | base64 -w0) && echo \"$SLURMD_NODENAME $s\" ;;\n");
+    absl::StrAppend(&command, ShellQuote(host), ")\n  echo \"@host $SLURMD_NODENAME\"\n  (",
+                    SnapshotCommand(folder), ") | base64 -w 512 && echo @end ;;\n");
   }
   absl::StrAppend(&command, "esac\n");
   return command;
@@ -63,13 +64,33 @@ std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& f
 
 std::map<std::string, StateSnapshot> ParseEveryHostSnapshot(
     const std::map<std::string, std::string>& folders, absl::string_view output) {
-  std::map<std::string, StateSnapshot> snapshots;
+  // Per task: its host, its base64 so far, and whether "@end" came.
+  struct Task {
+    std::string host;
+    std::string base64;
+    bool ended = false;
+  };
+  std::map<std::string, Task> tasks;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {
-    std::vector<absl::string_view> fields = absl::StrSplit(line, absl::MaxSplits(' ', 1));
-    if (fields.size() != 2) continue;
-    auto folder = folders.find(std::string(fields[0]));
+    size_t colon = line.find(": ");
+    if (colon == absl::string_view::npos) continue;
+    Task& task = tasks[std::string(absl::StripAsciiWhitespace(line.substr(0, colon)))];
+    absl::string_view payload = line.substr(colon + 2);
+    if (absl::ConsumePrefix(&payload, "@host ")) {
+      task.host = std::string(payload);
+    } else if (payload == "@end") {
+      task.ended = true;
+    } else {
+      absl::StrAppend(&task.base64, payload);
+    }
+  }
+  std::map<std::string, StateSnapshot> snapshots;
+  for (const auto& [label, task] : tasks) {
+    auto folder = folders.find(task.host);
     std::string decoded;
-    if (folder == folders.end() || !absl::Base64Unescape(fields[1], &decoded)) continue;
+    if (!task.ended || folder == folders.end() || !absl::Base64Unescape(task.base64, &decoded)) {
+      continue;
+    }
     absl::StatusOr<StateSnapshot> parsed = StateSnapshot::Parse(folder->second, decoded);
     if (parsed.ok()) snapshots[folder->first] = *std::move(parsed);
   }

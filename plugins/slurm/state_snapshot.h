@@ -30,15 +30,17 @@ std::string SnapshotCommand(const std::string& folder);
 // Whether a snapshot of `folder` holds `path` (rank logs are left out).
 bool SnapshotCovers(absl::string_view folder, absl::string_view path);
 
-// The sh command that, run as one task on each host of a job step,
-// prints one line "<host> <base64 of SnapshotCommand's output>" for the
-// host it runs on ($SLURMD_NODENAME): `folders` maps hosts to their folder.
+// The sh command that, run as one task on each host of a job step (srun
+// --label), prints for the host it runs on ($SLURMD_NODENAME) "@host
+// NAME", SnapshotCommand's output in base64 lines short enough that srun
+// passes each whole, and "@end": `folders` maps hosts to their folder.
 std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders);
 
 class StateSnapshot;
 
-// The snapshots of EveryHostSnapshotCommand's output, by host; hosts whose
-// line is missing or garbled are left out (their reads go to the node).
+// The snapshots of EveryHostSnapshotCommand's output ("<task>: " before
+// every line), by host; hosts whose lines are missing, cut short or garbled
+// are left out (their reads go to the node).
 std::map<std::string, StateSnapshot> ParseEveryHostSnapshot(
     const std::map<std::string, std::string>& folders, absl::string_view output);
 

@@ -1,8 +1,11 @@
 #include "plugins/slurm/state_snapshot.h"
 
 #include <map>
+#include <vector>
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/process/subprocess.h"
@@ -65,21 +68,33 @@ TEST(StateSnapshotTest, EveryHostsSnapshotComesBackUnderItsHost) {
   std::map<std::string, std::string> folders = {{"h1", dir + "/a/.fleetplan/nodes/h1"},
                                                 {"h2", dir + "/b/.fleetplan/nodes/h2"}};
   ASSERT_THAT(WriteFileAtomic(folders["h1"] + "/steps/sync", "one\n", 0644), IsOk());
-  ASSERT_THAT(WriteFileAtomic(folders["h2"] + "/manifest", "two", 0644), IsOk());
-  std::string output;
+  const std::string manifest(5000, 'm');  // several base64 lines
+  ASSERT_THAT(WriteFileAtomic(folders["h2"] + "/manifest", manifest, 0644), IsOk());
+  // As srun --label passes it: lines of the tasks interleaved, each with
+  // its task's number.
+  std::vector<std::vector<std::string>> lines;
   for (const char* host : {"h1", "h2", "h3"}) {
     SubprocessOptions options;
     options.argv = {"/bin/sh", "-c", EveryHostSnapshotCommand(folders)};
     options.env = {{"SLURMD_NODENAME", host}};
     FP_ASSERT_OK_AND_ASSIGN(Completed done, RunToCompletion(options, absl::Seconds(10)));
     ASSERT_EQ(done.status, 0) << done.output;
-    output += done.output;
+    lines.emplace_back();
+    for (absl::string_view line : absl::StrSplit(done.output, '\n', absl::SkipEmpty())) {
+      lines.back().push_back(absl::StrCat(lines.size() - 1, ": ", line));
+    }
+  }
+  std::string output;
+  for (size_t i = 0; i < 100; ++i) {
+    for (const std::vector<std::string>& task : lines) {
+      if (i < task.size()) absl::StrAppend(&output, task[i], "\n");
+    }
   }
   std::map<std::string, StateSnapshot> snapshots = ParseEveryHostSnapshot(folders, output);
   ASSERT_EQ(snapshots.size(), 2u) << output;
   bool answered = false;
   EXPECT_EQ(snapshots["h1"].Take(folders["h1"] + "/steps/sync", &answered), "one\n");
-  EXPECT_EQ(snapshots["h2"].Take(folders["h2"] + "/manifest", &answered), "two");
+  EXPECT_EQ(snapshots["h2"].Take(folders["h2"] + "/manifest", &answered), manifest);
   EXPECT_EQ(snapshots["h2"].Take(folders["h2"] + "/steps/sync", &answered), std::nullopt);
   EXPECT_TRUE(answered);
 }

@@ -328,8 +328,10 @@ absl::StatusOr<Completed> RunToCompletion(SubprocessOptions options, absl::Durat
       StopAll(processes, absl::Seconds(1), append);
       break;
     }
-    PumpOutput(processes, {}, std::min(absl::Milliseconds(100), deadline - absl::Now()),
-               append);
+    // Once the output has ended, only the exit is awaited: poll for it
+    // often, as a short command's caller waits on it.
+    absl::Duration poll = (*child)->output_open() ? absl::Milliseconds(100) : absl::Milliseconds(1);
+    PumpOutput(processes, {}, std::min(poll, deadline - absl::Now()), append);
   }
   completed.status = (*child)->TryWait().value_or(128 + SIGKILL);
   return completed;
