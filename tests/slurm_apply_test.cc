@@ -219,6 +219,17 @@ TEST_F(SlurmApplyTest, AnUnknownPartitionIsNamedBeforeAnythingIsAllocated) {
   EXPECT_THAT(Squeue(), IsEmpty());
 }
 
+TEST_F(SlurmApplyTest, StopEndsADetachedJobAndReleasesTheAllocation) {
+  std::string spec = WriteSpec("slurm-stop", "nodes = 3\n", "program = \"./rank.sh\"\n", "99");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-stop RUNNING"));
+  ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
+  EXPECT_EQ(stop.status, 0) << stop.output;
+  EXPECT_THAT(Squeue(), IsEmpty());
+  ExpectNothingRunning();
+}
+
 // Last: it leaves the cluster a node short. A node killed while the job
 // runs: the chief's agent misses its heartbeats and ends the job, the job
 // steps to the dead node are bounded, and the allocation is released.

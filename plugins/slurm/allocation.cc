@@ -41,6 +41,7 @@ absl::StatusOr<std::string> RunClient(std::vector<std::string> argv,
 }
 
 absl::StatusOr<std::vector<std::string>> Hostnames(const std::string& nodelist) {
+  if (std::optional<std::vector<std::string>> hosts = ExpandHostlist(nodelist)) return *hosts;
   absl::StatusOr<std::string> out = RunClient({"scontrol", "show", "hostnames", nodelist});
   if (!out.ok()) return out.status();
   return OutputLines(*out);

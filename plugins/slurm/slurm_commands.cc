@@ -68,6 +68,62 @@ std::vector<std::string> EveryNodeArgv(const std::string& job_id,
           "/bin/sh", "-c", command};
 }
 
+namespace {
+
+// Expands one item ("prefix[ranges]rest"), appending its hosts to `out`.
+bool ExpandItem(absl::string_view item, std::vector<std::string>* out) {
+  size_t open = item.find('[');
+  if (open == absl::string_view::npos) {
+    if (item.empty() || item.find(']') != absl::string_view::npos) return false;
+    out->emplace_back(item);
+    return true;
+  }
+  size_t close = item.find(']', open);
+  if (close == absl::string_view::npos) return false;
+  absl::string_view prefix = item.substr(0, open);
+  absl::string_view rest = item.substr(close + 1);
+  // What follows the brackets, itself maybe bracketed: "-g[01-02]".
+  std::vector<std::string> tails = {""};
+  if (!rest.empty()) {
+    tails.clear();
+    if (!ExpandItem(rest, &tails)) return false;
+  }
+  for (absl::string_view range : absl::StrSplit(item.substr(open + 1, close - open - 1), ',')) {
+    std::vector<absl::string_view> ends = absl::StrSplit(range, absl::MaxSplits('-', 1));
+    uint64_t first = 0, last = 0;
+    if (!absl::SimpleAtoi(ends[0], &first) ||
+        !absl::SimpleAtoi(ends.size() == 2 ? ends[1] : ends[0], &last) || last < first ||
+        last - first > 100000) {
+      return false;
+    }
+    const size_t width = ends[0].size();  // "01-10": zero-padded to two digits
+    for (uint64_t i = first; i <= last; ++i) {
+      std::string number = absl::StrCat(i);
+      if (number.size() < width) number.insert(0, width - number.size(), '0');
+      for (const std::string& tail : tails) out->push_back(absl::StrCat(prefix, number, tail));
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> ExpandHostlist(absl::string_view hostlist) {
+  std::vector<std::string> hosts;
+  int depth = 0;
+  size_t start = 0;
+  for (size_t i = 0; i <= hostlist.size(); ++i) {
+    if (i < hostlist.size() && hostlist[i] == '[') ++depth;
+    if (i < hostlist.size() && hostlist[i] == ']') --depth;
+    if (i == hostlist.size() || (hostlist[i] == ',' && depth == 0)) {
+      if (!ExpandItem(hostlist.substr(start, i - start), &hosts)) return std::nullopt;
+      start = i + 1;
+    }
+  }
+  if (depth != 0 || hosts.empty()) return std::nullopt;
+  return hosts;
+}
+
 std::vector<std::string> OutputLines(absl::string_view output) {
   std::vector<std::string> lines;
   for (absl::string_view line : absl::StrSplit(output, '\n')) {

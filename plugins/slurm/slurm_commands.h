@@ -68,6 +68,11 @@ std::vector<PartitionRow> ParseSinfo(absl::string_view output);
 absl::Status CheckPartition(const std::vector<PartitionRow>& partitions,
                             const SlurmSettings& settings, int count);
 
+// The hosts of a Slurm hostlist ("n-[0-2,5]", "r[1-2]-g[01-02],login"),
+// as `scontrol show hostnames` gives them; nullopt for a list this parser
+// does not know (the caller then asks scontrol).
+std::optional<std::vector<std::string>> ExpandHostlist(absl::string_view hostlist);
+
 // Lines of output, trimmed, empty ones dropped.
 std::vector<std::string> OutputLines(absl::string_view output);
 

@@ -11,6 +11,7 @@ using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::Not;
+using ::testing::Optional;
 
 TEST(SlurmCommandsTest, SallocAsksForWhatTheSettingsSay) {
   SlurmSettings settings;
@@ -53,6 +54,18 @@ TEST(SlurmCommandsTest, SqueueGivesTheFirstJob) {
   EXPECT_EQ(row->state, "RUNNING");
   EXPECT_EQ(row->nodelist, "fp-[0-2]");
   EXPECT_FALSE(ParseSqueue("  \n").has_value());
+}
+
+TEST(SlurmCommandsTest, HostlistsExpandAsScontrolDoes) {
+  EXPECT_THAT(ExpandHostlist("fp-[0-2]"), Optional(ElementsAre("fp-0", "fp-1", "fp-2")));
+  EXPECT_THAT(ExpandHostlist("n[08-10,12],login"),
+              Optional(ElementsAre("n08", "n09", "n10", "n12", "login")));
+  EXPECT_THAT(ExpandHostlist("r[1-2]-g[01-02]"),
+              Optional(ElementsAre("r1-g01", "r1-g02", "r2-g01", "r2-g02")));
+  EXPECT_THAT(ExpandHostlist("single"), Optional(ElementsAre("single")));
+  EXPECT_EQ(ExpandHostlist("n[2-1]"), std::nullopt);
+  EXPECT_EQ(ExpandHostlist("n[1-"), std::nullopt);
+  EXPECT_EQ(ExpandHostlist(""), std::nullopt);
 }
 
 TEST(SlurmCommandsTest, SinfoRowsOfOnePartitionAddUp) {

@@ -265,6 +265,8 @@ int RunStopCommand(const JobTarget& target) {
     for (const NodeSpec& node : spec.nodes) {
       out["nodes"].push_back({{"node", node.name}, {"said", said[node.name]}});
     }
+    if (stopped.ok()) stopped = ReleaseSpec(spec);
+    out["stopped"] = stopped.ok();
     if (!stopped.ok()) out["error"] = std::string(stopped.message());
     std::printf("%s\n", out.dump(2).c_str());
     return stopped.ok() ? 0 : kExitApplyFailed;
@@ -273,6 +275,10 @@ int RunStopCommand(const JobTarget& target) {
     if (!said[node.name].empty()) std::printf("[%s] %s\n", node.name.c_str(), said[node.name].c_str());
   }
   if (!stopped.ok()) return Fail("stop", stopped.message(), kExitApplyFailed);
+  // What holds the nodes goes with the job (a Slurm allocation is cancelled).
+  if (absl::Status released = ReleaseSpec(spec); !released.ok()) {
+    return Fail("stop", released.message(), kExitApplyFailed);
+  }
   std::printf("stop complete: no process of the job is left on any of the %zu nodes\n",
               present);
   return 0;
