@@ -38,18 +38,16 @@ bool SnapshotCovers(absl::string_view folder, absl::string_view path) {
 }
 
 std::string SnapshotCommand(const std::string& folder) {
-  // Each file is read once into a variable (fleetplan's state is text, and
-  // files are replaced by rename, never rewritten in place), then framed
-  // by its length in bytes (the step's C locale), so any text may follow.
-  return absl::StrCat(
-      "[ -d ", ShellQuote(folder), " ] || exit 0\n",
-      "cd ", ShellQuote(folder), " || exit 1\n",
-      "{ find . -path ./logs -prune -o -type f -print; [ -f logs/job.json ] && echo ./logs/job.json; } |\n",
-      "while IFS= read -r f; do\n",
-      "  c=$(cat -- \"$f\" 2>/dev/null && echo x) || continue\n",
-      "  c=${c%x}\n",
-      "  printf '%s %s\\n%s' \"${#c}\" \"$f\" \"$c\"\n",
-      "done\n");
+  // Three processes, not one per file: sizes from one stat, then every
+  // file from one cat. A file replaced between the two (job.json, by a
+  // running agent) makes sizes and bytes disagree, and the parse refuses
+  // the snapshot. fleetplan's own file names hold no blanks.
+  return absl::StrCat("[ -d ", ShellQuote(folder), " ] || exit 0\n",
+                      "cd ", ShellQuote(folder), " || exit 1\n",
+                      "f=$(find . -path ./logs -prune -o -type f -print; "
+                      "[ -f logs/job.json ] && echo ./logs/job.json)\n",
+                      "[ -n \"$f\" ] || exit 0\n",
+                      "stat -c '%s %n' $f && echo @ && cat $f\n");
 }
 
 std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders) {
@@ -101,20 +99,25 @@ absl::StatusOr<StateSnapshot> StateSnapshot::Parse(const std::string& folder,
                                                    absl::string_view output) {
   StateSnapshot snapshot;
   snapshot.folder_ = folder;
-  while (!output.empty()) {
-    size_t space = output.find(' ');
-    size_t newline = output.find('\n');
+  if (output.empty()) return snapshot;  // no folder yet
+  size_t body = output.find("\n@\n");
+  if (absl::StartsWith(output, "@\n")) body = 0;
+  if (body == absl::string_view::npos) return absl::InvalidArgumentError("not a state snapshot");
+  absl::string_view header = output.substr(0, body);
+  absl::string_view bytes = output.substr(body == 0 ? 2 : body + 3);
+  for (absl::string_view line : absl::StrSplit(header, '\n', absl::SkipEmpty())) {
+    size_t space = line.find(' ');
     uint64_t size = 0;
-    if (space == absl::string_view::npos || newline == absl::string_view::npos ||
-        space > newline || !absl::SimpleAtoi(output.substr(0, space), &size) ||
-        output.size() - newline - 1 < size) {
+    if (space == absl::string_view::npos || !absl::SimpleAtoi(line.substr(0, space), &size) ||
+        bytes.size() < size) {
       return absl::InvalidArgumentError("not a state snapshot");
     }
-    std::string path(output.substr(space + 1, newline - space - 1));
+    std::string path(line.substr(space + 1));
     if (absl::StartsWith(path, "./")) path = absl::StrCat(folder, path.substr(1));
-    snapshot.files_[path] = std::string(output.substr(newline + 1, size));
-    output.remove_prefix(newline + 1 + size);
+    snapshot.files_[path] = std::string(bytes.substr(0, size));
+    bytes.remove_prefix(size);
   }
+  if (!bytes.empty()) return absl::InvalidArgumentError("state snapshot: sizes and bytes differ");
   return snapshot;
 }
 

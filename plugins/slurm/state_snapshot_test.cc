@@ -114,7 +114,10 @@ TEST(StateSnapshotTest, AMissingFolderIsAnEmptySnapshot) {
 TEST(StateSnapshotTest, OutputItDidNotPrintIsRefused) {
   EXPECT_THAT(StateSnapshot::Parse("/f", "srun: error: node down\n"),
               StatusIs(absl::StatusCode::kInvalidArgument));
-  EXPECT_THAT(StateSnapshot::Parse("/f", "10 ./a\nshort"),
+  EXPECT_THAT(StateSnapshot::Parse("/f", "10 ./a\n@\nshort"),
+              StatusIs(absl::StatusCode::kInvalidArgument));
+  // A file that grew between stat and cat.
+  EXPECT_THAT(StateSnapshot::Parse("/f", "2 ./a\n@\nabc"),
               StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
