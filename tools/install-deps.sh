@@ -16,9 +16,9 @@ packages=(
   dataset-fashion-mnist
   # multi-node test bed: a Docker daemon and sshd for the node image
   docker.io openssh-server openssh-client iproute2 procps
-  # Slurm test bed and the slurm transport: controller, node daemon, client commands, munge;
-  # tini is the node containers' init
-  slurmctld slurmd slurm-client munge tini
+  # Slurm test bed and the slurm transport: controller, node daemon, client commands, munge,
+  # the C API (job lookups); tini is the node containers' init
+  slurmctld slurmd slurm-client munge tini libslurm-dev
   # peers for side-by-side benchmarks
   pdsh ansible rsync python3-torch time hyperfine
 )

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "plugins/slurm/job_lookup.h"
 #include "plugins/slurm/slurm_commands.h"
 #include "tools/process/subprocess.h"
 
@@ -48,6 +49,9 @@ absl::StatusOr<std::vector<std::string>> Hostnames(const std::string& nodelist) 
 }
 
 absl::StatusOr<std::optional<AllocationRow>> Squeue(const std::string& job_name) {
+  // In process first; squeue where the API cannot be used.
+  absl::StatusOr<std::optional<AllocationRow>> looked_up = LookUpJob(job_name);
+  if (looked_up.ok()) return looked_up;
   absl::StatusOr<std::string> out = RunClient(SqueueArgv(job_name));
   if (!out.ok()) return out.status();
   return ParseSqueue(*out);
