@@ -64,7 +64,7 @@ for cmd in "$fleetplan" "$by_hand"; do
 done
 
 echo "== apply of an unchanged spec on $n Slurm nodes; load: $(cut -d' ' -f1-3 /proc/loadavg) =="
-hyperfine --warmup 1 --runs "$runs" --export-markdown "$work/result.md" \
+hyperfine -N --warmup 1 --runs "$runs" --export-markdown "$work/result.md" \
   --export-json "$work/result.json" \
   -n "fleetplan apply (unchanged)" "$fleetplan" -n "srun by hand" "$by_hand"
 cat "$work/result.md"

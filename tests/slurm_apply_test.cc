@@ -219,6 +219,31 @@ TEST_F(SlurmApplyTest, AnUnknownPartitionIsNamedBeforeAnythingIsAllocated) {
   EXPECT_THAT(Squeue(), IsEmpty());
 }
 
+// apply run inside an allocation (SLURM_JOB_ID, as in a batch script or
+// an salloc shell) uses it, and leaves it to its owner even when it fails.
+TEST_F(SlurmApplyTest, ApplyInsideAnAllocationUsesItAndNeverCancelsIt) {
+  ASSERT_THAT(RunScript("salloc --no-shell --quiet --job-name=outer --nodes=3"), IsOk());
+  absl::StatusOr<std::string> job = RunScript("squeue --noheader --name=outer --format=%i");
+  ASSERT_THAT(job, IsOk());
+  const std::vector<std::pair<std::string, std::string>> inside = {{"SLURM_JOB_ID", *job}};
+
+  std::string spec = WriteSpec("slurm-inside", "nodes = 3\n");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(2), inside);
+  EXPECT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(Squeue(), Not(HasSubstr("fleetplan-slurm-inside")));
+  EXPECT_THAT(ContainerExec(Host(2), "test -f /tmp/rank-2.env"), IsOk());
+
+  std::string failing = WriteSpec("slurm-inside-fails", "nodes = 3\n", "program = \"./rank.sh\"\n", "1");
+  ToolResult failed = RunTool({"tools/fleetplan-apply", failing}, absl::Minutes(2), inside);
+  EXPECT_EQ(failed.status, 3) << failed.output;
+  EXPECT_THAT(Squeue(), HasSubstr(absl::StrCat(*job, " outer RUNNING")));
+  ExpectNothingRunning();
+  EXPECT_THAT(RunScript(absl::StrCat("scancel ", *job, "; while squeue --noheader | grep -q .; do "
+                                     "sleep 0.1; done")),
+              IsOk());
+  last_spec_.clear();
+}
+
 TEST_F(SlurmApplyTest, StopEndsADetachedJobAndReleasesTheAllocation) {
   std::string spec = WriteSpec("slurm-stop", "nodes = 3\n", "program = \"./rank.sh\"\n", "99");
   ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
