@@ -31,6 +31,13 @@ int Fail(absl::string_view command, absl::string_view message, int code) {
   return code;
 }
 
+// A spec, plan or cluster that cannot be used is bad input (2); a cluster
+// that did not answer (a Slurm controller) is a failure that may pass (1).
+int PrepareExitCode(const absl::Status& status) {
+  return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status) ? kExitApplyFailed
+                                                                          : kExitBadInput;
+}
+
 // The plan to apply: computed from a spec, or a saved one that must still
 // match what computing it now gives.
 absl::StatusOr<Prepared> PrepareTarget(const std::string& target,
@@ -159,10 +166,7 @@ int RunPlanCommand(const PlanCommand& command) {
       PrepareFromFile(ResolveUserPath(command.spec),
                       command.check || command.refresh ? &read_only : nullptr);
   if (!prepared.ok()) {
-    return Fail("plan", prepared.status().message(),
-                absl::IsInvalidArgument(prepared.status()) || absl::IsNotFound(prepared.status())
-                    ? kExitBadInput
-                    : kExitApplyFailed);
+    return Fail("plan", prepared.status().message(), PrepareExitCode(prepared.status()));
   }
   if (command.check && command.refresh) {
     return Fail("plan", "--check and --refresh do not go together", kExitBadInput);
@@ -206,10 +210,7 @@ int RunApplyCommand(ApplyCommand command) {
   resolve.read_only = resolve.read_only || command.destroy;
   absl::StatusOr<Prepared> prepared = PrepareTarget(command.target, resolve);
   if (!prepared.ok()) {
-    return Fail("apply", prepared.status().message(),
-                absl::IsInvalidArgument(prepared.status()) || absl::IsNotFound(prepared.status())
-                    ? kExitBadInput
-                    : kExitApplyFailed);
+    return Fail("apply", prepared.status().message(), PrepareExitCode(prepared.status()));
   }
   if (command.destroy) return Destroy(prepared->spec, command.options.transport);
 
