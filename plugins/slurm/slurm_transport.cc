@@ -136,16 +136,19 @@ absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOpti
   if (allocation.hosts.size() < nodes.size()) {
     return absl::FailedPreconditionError(absl::StrCat(
         "job ", allocation.job_id, " has ", allocation.hosts.size(), " hosts (",
-        absl::StrJoin(allocation.hosts, ", "), "); the spec has ", nodes.size(), " nodes"));
+        absl::StrJoin(allocation.hosts, ", "), "); the spec has ", nodes.size(),
+        " nodes (apply --destroy releases the allocation, the next apply asks for one "
+        "that fits)"));
   }
   for (size_t i = 0; i < nodes.size(); ++i) {
     NodeSpec& node = *nodes[i];
     if (!placeholders) {
       if (std::find(allocation.hosts.begin(), allocation.hosts.end(), node.address) ==
           allocation.hosts.end()) {
-        return absl::FailedPreconditionError(
-            absl::StrCat("node \"", node.name, "\" is not a host of job ", allocation.job_id,
-                         " (", absl::StrJoin(allocation.hosts, ", "), ")"));
+        return absl::FailedPreconditionError(absl::StrCat(
+            "node \"", node.name, "\" is not a host of job ", allocation.job_id, " (",
+            absl::StrJoin(allocation.hosts, ", "),
+            "; apply --destroy releases the allocation, the next apply asks for these nodes)"));
       }
       continue;
     }
