@@ -187,6 +187,28 @@ TEST_F(SlurmApplyTest, AWorkdirOnEachNodesOwnDiskIsSyncedToEveryNode) {
   }
 }
 
+// `plan -out` names placeholders (no allocation yet); apply of that plan
+// obtains the allocation and runs it on the hosts.
+TEST_F(SlurmApplyTest, ASavedPlanOfPlaceholdersApplies) {
+  std::string spec = WriteSpec("slurm-saved", "nodes = 3\n");
+  std::string saved = dir_ + "/plan.json";
+  ToolResult plan = RunTool({"tools/fleetplan-plan", absl::StrCat("--out=", saved), spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  EXPECT_THAT(plan.output, HasSubstr("slurm-1"));
+  ToolResult apply = RunTool({"tools/fleetplan-apply", saved}, absl::Minutes(2));
+  EXPECT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(ContainerExec(Host(1), "test -f /tmp/rank-1.env"), IsOk());
+
+  // A changed spec still makes it stale, and nothing stays allocated.
+  ASSERT_THAT(RunTool({"tools/fleetplan-apply", "--destroy", spec}).status, 0);
+  std::string text = *ReadFileToString(spec);
+  ASSERT_THAT(WriteFileAtomic(spec, text + "args = [\"x\"]\n", 0644), IsOk());
+  ToolResult stale = RunTool({"tools/fleetplan-apply", saved}, absl::Minutes(2));
+  EXPECT_EQ(stale.status, 2) << stale.output;
+  EXPECT_THAT(stale.output, HasSubstr("the spec changed since the plan was saved"));
+  EXPECT_THAT(Squeue(), IsEmpty());
+}
+
 TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   std::string spec = WriteSpec("slurm-bad",
                                "partiton = \"debug\"\nnodes = 0\ntime = \"soon\"\n"

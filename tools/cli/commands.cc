@@ -53,8 +53,16 @@ absl::StatusOr<Prepared> PrepareTarget(const std::string& target,
   absl::StatusOr<Prepared> fresh = PrepareFromFile(saved->spec_path, &resolve);
   if (!fresh.ok()) return fresh.status();
   absl::Status current = CheckPlanCurrent(*saved, fresh->plan, fresh->spec.sync.source);
-  if (!current.ok()) return current;
-  return fresh;
+  if (current.ok()) return fresh;
+  // A plan saved before the transport knew the hosts (a Slurm allocation)
+  // names placeholders: it is current when the spec as written still gives it.
+  absl::StatusOr<Prepared> as_written = PrepareFromFile(saved->spec_path);
+  if (as_written.ok() &&
+      CheckPlanCurrent(*saved, as_written->plan, as_written->spec.sync.source).ok()) {
+    return fresh;
+  }
+  if (!resolve.read_only) ReleaseSpec(fresh->spec).IgnoreError();
+  return current;
 }
 
 // Stops the job on the nodes that can be reached (nothing of it may outlive
