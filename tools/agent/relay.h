@@ -20,12 +20,9 @@
 #include <string>
 
 #include "absl/time/time.h"
+#include "tools/protocol/relay_contract.h"
 
 namespace fleetplan {
-
-// The receiver could not reach a relay server (or what answered was not
-// one): apply sends to this node directly instead.
-inline constexpr int kExitRelayUnreachable = 75;
 
 struct RelayServeOptions {
   std::string root;           // the synced tree on this node

@@ -167,7 +167,20 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
   }
   for (const Step& step : synthesized) rest.push_back(&step);
   RunSteps(first, options_.parallelism);
-  if (!Stopping()) RunSteps(rest, options_.parallelism);
+  if (!Stopping()) {
+    if (phase.kind == PhaseKind::kSync) {
+      absl::Time start = absl::Now();
+      RunSyncSteps(rest);
+      std::vector<SyncTraffic> traffic;
+      {
+        absl::MutexLock lock(&mu_);
+        traffic.swap(sync_traffic_);
+      }
+      if (!traffic.empty()) reporter_.SyncReported(traffic, absl::Now() - start);
+    } else {
+      RunSteps(rest, options_.parallelism);
+    }
+  }
   absl::MutexLock lock(&mu_);
   if (failed_) return {kExitApplyFailed, failure_};
   return {};
@@ -386,10 +399,35 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   // step's hash, so it always runs.
   // (ValidateNodes has refused a workdir inside the source already.)
   const NodeSpec& node = *FindNode(step.node);
+  absl::Time start = absl::Now();
+  bool relayed = !relay_from_.empty() && node.name != spec_.chief().name;
+  Outcome outcome = relayed ? RelayNode(step, node) : SyncDirect(step, node);
+  if (outcome.status == StepStatus::kFailed) return outcome;
+  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
+  }
+  if (outcome.status == StepStatus::kChanged) {
+    // The outcome's traffic; the node's elapsed time is known only here.
+    absl::MutexLock lock(&mu_);
+    for (SyncTraffic& traffic : sync_traffic_) {
+      if (traffic.node == node.name) traffic.elapsed = absl::Now() - start;
+    }
+  }
+  return outcome;
+}
+
+Executor::Outcome Executor::CheckWorkdir(const Step& step, const NodeSpec& node,
+                                         uint64_t bytes) {
+  Outcome workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+  workdir.stops_phase = true;
+  return workdir;
+}
+
+Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   // Before anything is sent: is the workdir there, writable, with room?
   Outcome workdir;
   auto check_workdir = [&](uint64_t bytes) {
-    workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+    workdir = CheckWorkdir(step, node, bytes);
     return workdir.status == StepStatus::kFailed
                ? absl::FailedPreconditionError(workdir.failure)
                : absl::OkStatus();
@@ -403,10 +441,7 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   sync.verify_timeout = options_.step_timeout;
   absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,
                                                node.workdir, SyncManifestPath(node), sync);
-  if (workdir.status == StepStatus::kFailed) {
-    workdir.stops_phase = true;
-    return workdir;
-  }
+  if (workdir.status == StepStatus::kFailed) return workdir;
   if (!result.ok()) {
     return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: ",
                                         result.status().message()));
@@ -415,10 +450,9 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   outcome.status = result->changed() ? StepStatus::kChanged : StepStatus::kUnchanged;
   if (result->changed()) {
     outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,
-                                  " bytes), ", result->files_removed, " removed");
-  }
-  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-    return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
+                                  " bytes), ", result->files_removed, " removed; ",
+                                  FormatBytes(result->bytes_sent), " from this machine");
+    NoteSyncTraffic({node.name, "direct", result->bytes_sent, result->bytes_sent});
   }
   return outcome;
 }

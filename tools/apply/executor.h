@@ -169,6 +169,19 @@ class Executor {
   Outcome EnsureKey(const Step& step);
   Outcome AuthorizeKey(const Step& step);
   Outcome SyncNode(const Step& step);
+  // The direct sync: every changed file from this machine to the node.
+  Outcome SyncDirect(const Step& step, const NodeSpec& node);
+  // Is the workdir there, writable, with room for `bytes`? Failed outcome
+  // (stopping the phase) when not.
+  Outcome CheckWorkdir(const Step& step, const NodeSpec& node, uint64_t bytes);
+  // Sync relay (executor_relay.cc): true when `[sync] relay` applies here.
+  bool UseRelay() const;
+  // Runs the sync steps: directly, or, with the relay, the chief's first
+  // and then the others fetching from the chief's agent.
+  void RunSyncSteps(const std::vector<const Step*>& steps);
+  // A node fetches its changed files from the chief (relay_from_).
+  Outcome RelayNode(const Step& step, const NodeSpec& node);
+  void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
   Outcome WriteEnv(const Step& step);
   // Runs preflight checks (`script`) for `step`, adds what they found to
   // the report; failed checks fail the step without stopping the phase.
@@ -218,6 +231,9 @@ class Executor {
   PreflightReport checks_ ABSL_GUARDED_BY(mu_);
   bool checks_reported_ ABSL_GUARDED_BY(mu_) = false;
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
+  // While the chief serves the relay: its HOST:PORT, for the others.
+  std::string relay_from_;
+  std::vector<SyncTraffic> sync_traffic_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
 };
 

@@ -93,11 +93,8 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
                                     const SyncOptions& options) {
-  Manifest recorded;
-  if (!options.ignore_recorded) {
-    FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
-  }
-  ManifestDiff diff = DiffManifests(recorded, local);
+  FP_ASSIGN_OR_RETURN(ManifestDiff diff, DiffWithRecorded(connection, local, manifest_path,
+                                                         options.ignore_recorded));
   SyncResult result;
   if (!diff.to_send.empty()) {
     std::vector<FileToSend> files;
@@ -135,6 +132,16 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
     }
   }
   return result;
+}
+
+absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Manifest& local,
+                                              const std::string& manifest_path,
+                                              bool ignore_recorded) {
+  Manifest recorded;
+  if (!ignore_recorded) {
+    FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
+  }
+  return DiffManifests(recorded, local);
 }
 
 absl::Status CheckSyncTarget(const std::string& source,

@@ -55,6 +55,14 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                     const std::string& manifest_path,
                                     const SyncOptions& options = {});
 
+// What a sync of `local` would send to and remove from the node, against
+// the manifest it recorded at `manifest_path` (everything with
+// `ignore_recorded`, or when there is none or it cannot be parsed). The
+// relay uses it to size and check a node before the node fetches its part.
+absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Manifest& local,
+                                              const std::string& manifest_path,
+                                              bool ignore_recorded);
+
 // InvalidArgument when syncing `source` to `destination` would write into
 // the source itself: the same folder, or one inside the other. Paths are
 // compared lexically after normalising "." , ".." and repeated slashes.
