@@ -182,6 +182,9 @@ class Executor {
   // A node fetches its changed files from the chief (relay_from_).
   Outcome RelayNode(const Step& step, const NodeSpec& node);
   void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
+  // Shell text that fetches the agent from the chief's relay into
+  // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
+  std::string FetchAgentCommand(const NodeSpec& node) const;
   Outcome WriteEnv(const Step& step);
   // Runs preflight checks (`script`) for `step`, adds what they found to
   // the report; failed checks fail the step without stopping the phase.

@@ -59,27 +59,80 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   RunSteps(first, options_.parallelism);
   if (Stopping()) return;
   // The chief serves until every other node's step has ended (its stdin
-  // closes then), or until each has fetched.
+  // closes then). Each node may connect twice: once for the agent, once
+  // for its files.
   CommandSpec serve;
   serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
                                ShellQuote(chief.workdir), " --manifest=",
                                ShellQuote(SyncManifestPath(chief)),
                                " --relay-port=", spec_.SupervisorPort(),
-                               " --relay-expect=", others.size());
+                               " --relay-expect=", 2 * others.size());
   serve.hold_stdin = true;
-  absl::Notification others_done;
+  absl::Notification others_done, listening, server_ended;
+  absl::Mutex served_mu;
   std::string served;
   std::thread server([&] {
     connections_.at(chief.name)
-        ->Run(serve, [&served](absl::string_view chunk) { absl::StrAppend(&served, chunk); },
+        ->Run(serve,
+              [&](absl::string_view chunk) {
+                absl::MutexLock lock(&served_mu);
+                absl::StrAppend(&served, chunk);
+                if (!listening.HasBeenNotified() && absl::StrContains(served, "relay: serving")) {
+                  listening.Notify();
+                }
+              },
               &others_done)
-        .IgnoreError();  // a server that could not serve shows as unreachable
+        .IgnoreError();  // a server that could not serve is said below
+    server_ended.Notify();
   });
-  relay_from_ = PeerTarget(chief, spec_.SupervisorPort());
+  // The others start once the chief listens; without a server, they are
+  // synced directly.
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!listening.HasBeenNotified() && !server_ended.HasBeenNotified() &&
+         absl::Now() < deadline) {
+    listening.WaitForNotificationWithTimeout(absl::Milliseconds(20));
+  }
+  if (listening.HasBeenNotified()) {
+    relay_from_ = PeerTarget(chief, spec_.SupervisorPort());
+  } else {
+    absl::MutexLock lock(&served_mu);
+    reporter_.OutputLine(chief.name, absl::StrCat("sync: the relay on ", chief.name,
+                                                  " did not start (", LastLine(served),
+                                                  "); sending to every node directly"));
+  }
   RunSteps(others, options_.parallelism);
   relay_from_.clear();
   others_done.Notify();
   server.join();
+}
+
+std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
+  // bash's /dev/tcp fetches the agent from the chief: the header line, the
+  // manifest (skipped), the agent's index, its bytes. The agent it starts
+  // fetches itself again with everything else, and checks the whole tree.
+  size_t index = 0;
+  uint64_t size = 0;
+  for (size_t i = 0; i < sync_manifest_.entries.size(); ++i) {
+    if (sync_manifest_.entries[i].path == BinRelativePath(kAgentFileName)) {
+      index = i;
+      size = sync_manifest_.entries[i].size;
+    }
+  }
+  absl::string_view target = relay_from_;
+  size_t colon = target.rfind(':');
+  std::string host(absl::StripSuffix(absl::StripPrefix(target.substr(0, colon), "["), "]"));
+  std::string port(target.substr(colon + 1));
+  std::string fetched = AgentPath(node) + ".relay";
+  return absl::StrCat(
+      "command -v bash >/dev/null 2>&1 || exit ", kExitRelayNoBootstrap, "\n",
+      "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
+      ShellQuote("exec 3<>\"/dev/tcp/$1/$2\" || exit 1; IFS=' ' read -r magic size <&3 && "
+                 "[ \"$magic\" = FPRELAY1 ] || exit 1; head -c \"$size\" <&3 >/dev/null; "
+                 "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\""),
+      " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ",
+      ShellQuote(fetched), " && [ \"$(wc -c <", ShellQuote(fetched), ")\" -eq ", size,
+      " ] && chmod 755 ", ShellQuote(fetched), " || { rm -f ", ShellQuote(fetched), "; exit ",
+      kExitRelayNoBootstrap, "; }\n");
 }
 
 Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
@@ -106,10 +159,32 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
       return workdir;
     }
   }
-  // The agent that fetches must be there first: it alone crosses this
-  // machine's link for every node (only when it changed).
+  // The agent that fetches must be there first. A changed agent comes from
+  // the chief too (bash's /dev/tcp); where that cannot be, from here.
   uint64_t uplink = 0;
+  std::string agent_path = AgentPath(node);
+  std::string prefix, suffix;
   if (agent != nullptr) {
+    agent_path += ".relay";
+    prefix = FetchAgentCommand(node);
+    suffix = absl::StrCat("\nstatus=$?; rm -f ", ShellQuote(agent_path), "; exit $status");
+  }
+  const NodeSpec& chief = spec_.chief();
+  auto fetch = [&](const std::string& agent_to_run, const std::string& before,
+                   const std::string& after, std::string* output) {
+    return RunCommand(
+        step,
+        absl::StrCat(before, ShellQuote(agent_to_run), " --relay-from=", ShellQuote(relay_from_),
+                     " --relay-from-node=", ShellQuote(chief.name),
+                     " --relay-root=", ShellQuote(node.workdir),
+                     " --manifest=", ShellQuote(SyncManifestPath(node)),
+                     " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
+                     options_.force ? " --relay-all" : "", after),
+        output);
+  };
+  std::string output;
+  outcome = fetch(agent_path, prefix, suffix, &output);
+  if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayNoBootstrap) {
     absl::Status sent = connection.PutFiles(
         {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
     if (!sent.ok()) {
@@ -117,16 +192,9 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
                                           agent->path, ": ", sent.message()));
     }
     uplink = agent->size;
+    output.clear();
+    outcome = fetch(AgentPath(node), "", "", &output);
   }
-  const NodeSpec& chief = spec_.chief();
-  std::string command = absl::StrCat(
-      ShellQuote(AgentPath(node)), " --relay-from=", ShellQuote(relay_from_),
-      " --relay-from-node=", ShellQuote(chief.name), " --relay-root=", ShellQuote(node.workdir),
-      " --manifest=", ShellQuote(SyncManifestPath(node)),
-      " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
-      options_.force ? " --relay-all" : "");
-  std::string output;
-  outcome = RunCommand(step, command, &output);
   if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayUnreachable) {
     // Preflight would fail this node's reach of the chief later; the files
     // need not wait for that.

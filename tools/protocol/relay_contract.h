@@ -17,6 +17,10 @@ inline constexpr size_t kRelayMinNodes = 3;
 // not one) exits with this; apply then sends to that node directly.
 inline constexpr int kExitRelayUnreachable = 75;
 
+// The node could not fetch the agent from the chief (no bash, or its
+// /dev/tcp failed): apply sends the agent, and the node fetches the rest.
+inline constexpr int kExitRelayNoBootstrap = 76;
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_PROTOCOL_RELAY_CONTRACT_H_
