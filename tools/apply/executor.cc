@@ -434,6 +434,7 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   };
   SyncOptions sync;
   sync.ignore_recorded = options_.force;
+  if (auto it = recorded_.find(node.name); it != recorded_.end()) sync.recorded = &it->second;
   sync.before_send = check_workdir;
   // The agent arrives with this sync; it checks what did.
   if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);

@@ -182,6 +182,10 @@ class Executor {
   // A node fetches its changed files from the chief (relay_from_).
   Outcome RelayNode(const Step& step, const NodeSpec& node);
   void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads every node's recorded manifest into recorded_, in parallel; the
+  // most bytes a node lacks. Nullopt (and recorded_ partial) when a node
+  // could not be read: its sync step will say why.
+  std::optional<uint64_t> ReadRecordedManifests(const std::vector<const Step*>& steps);
   // Shell text that fetches the agent from the chief's relay into
   // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
   std::string FetchAgentCommand(const NodeSpec& node) const;
@@ -236,6 +240,9 @@ class Executor {
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
   // While the chief serves the relay: its HOST:PORT, for the others.
   std::string relay_from_;
+  // What each node recorded, read at once before a relayed sync (written
+  // before the steps start, read-only during them).
+  std::map<std::string, Manifest> recorded_;
   std::vector<SyncTraffic> sync_traffic_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
 };

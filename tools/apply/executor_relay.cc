@@ -4,12 +4,15 @@
 // so the changed files cross this machine's link once. A node that cannot
 // reach the chief gets a direct sync instead, and the step says so.
 
+#include <algorithm>
+#include <optional>
 #include <thread>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "tools/apply/executor.h"
+#include "tools/apply/parallel_for.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/relay_contract.h"
 #include "tools/sync/sync_tree.h"
@@ -52,8 +55,15 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   const NodeSpec& chief = spec_.chief();
   std::vector<const Step*> first, others;
   for (const Step* step : steps) (step->node == chief.name ? first : others).push_back(step);
+  recorded_.clear();
   if (!UseRelay() || first.empty() || others.empty()) {
     RunSteps(steps, options_.parallelism);
+    return;
+  }
+  std::optional<uint64_t> largest = ReadRecordedManifests(steps);
+  if (!largest.has_value() || *largest < kRelayMinBytes) {
+    RunSteps(steps, options_.parallelism);
+    recorded_.clear();
     return;
   }
   RunSteps(first, options_.parallelism);
@@ -102,8 +112,33 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   }
   RunSteps(others, options_.parallelism);
   relay_from_.clear();
+  recorded_.clear();
   others_done.Notify();
   server.join();
+}
+
+std::optional<uint64_t> Executor::ReadRecordedManifests(const std::vector<const Step*>& steps) {
+  std::vector<std::optional<Manifest>> read(steps.size());
+  ParallelFor(steps.size(), options_.parallelism, [&](size_t i) {
+    const NodeSpec* node = FindNode(steps[i]->node);
+    if (node == nullptr) return;
+    absl::StatusOr<Manifest> recorded =
+        options_.force ? Manifest()
+                       : ReadRecordedManifest(*connections_.at(node->name),
+                                              SyncManifestPath(*node));
+    if (recorded.ok()) read[i] = *std::move(recorded);
+  });
+  uint64_t largest = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!read[i].has_value()) return std::nullopt;
+    uint64_t bytes = 0;
+    for (const ManifestEntry& entry : DiffManifests(*read[i], sync_manifest_).to_send) {
+      bytes += entry.size;
+    }
+    largest = std::max(largest, bytes);
+    recorded_[steps[i]->node] = *std::move(read[i]);
+  }
+  return largest;
 }
 
 std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
@@ -137,8 +172,11 @@ std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
 
 Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
   Connection& connection = *connections_.at(node.name);
+  auto recorded = recorded_.find(node.name);
   absl::StatusOr<ManifestDiff> diff =
-      DiffWithRecorded(connection, sync_manifest_, SyncManifestPath(node), options_.force);
+      recorded != recorded_.end()
+          ? DiffManifests(options_.force ? Manifest() : recorded->second, sync_manifest_)
+          : DiffWithRecorded(connection, sync_manifest_, SyncManifestPath(node), options_.force);
   if (!diff.ok()) {
     return Outcome::Failed(
         absl::StrCat("node '", node.name, "', phase sync: ", diff.status().message()));

@@ -13,6 +13,11 @@ namespace fleetplan {
 // would pass the files on to one node only, for no gain.
 inline constexpr size_t kRelayMinNodes = 3;
 
+// ... and when some node lacks at least this many bytes: below it, sending
+// from this machine to every node at once is quicker than the chief first
+// and the others after it, and costs the user's link little.
+inline constexpr unsigned long long kRelayMinBytes = 1ull << 20;
+
 // A receiver that could not reach the chief's relay (or what answered was
 // not one) exits with this; apply then sends to that node directly.
 inline constexpr int kExitRelayUnreachable = 75;

@@ -19,10 +19,10 @@ absl::Status WithContext(const absl::Status& status, absl::string_view what) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
-// The recorded manifest, or an empty one when there is none or it cannot be
-// trusted: resending is always safe.
-absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
-                                          const std::string& manifest_path) {
+}  // namespace
+
+absl::StatusOr<Manifest> ReadRecordedManifest(Connection& connection,
+                                              const std::string& manifest_path) {
   absl::StatusOr<std::string> text = connection.ReadFile(manifest_path);
   if (absl::IsNotFound(text.status())) return Manifest();
   if (!text.ok()) {
@@ -32,6 +32,8 @@ absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
   if (!recorded.ok()) return Manifest();
   return recorded;
 }
+
+namespace {
 
 // Runs the verifier on the node; when the tree fails its check, or the
 // check does not complete, forgets the recorded manifest so that the next
@@ -93,8 +95,13 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
                                     const SyncOptions& options) {
-  FP_ASSIGN_OR_RETURN(ManifestDiff diff, DiffWithRecorded(connection, local, manifest_path,
-                                                         options.ignore_recorded));
+  ManifestDiff diff;
+  if (options.recorded != nullptr && !options.ignore_recorded) {
+    diff = DiffManifests(*options.recorded, local);
+  } else {
+    FP_ASSIGN_OR_RETURN(diff, DiffWithRecorded(connection, local, manifest_path,
+                                               options.ignore_recorded));
+  }
   SyncResult result;
   if (!diff.to_send.empty()) {
     std::vector<FileToSend> files;
@@ -139,7 +146,7 @@ absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Mani
                                               bool ignore_recorded) {
   Manifest recorded;
   if (!ignore_recorded) {
-    FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
+    FP_ASSIGN_OR_RETURN(recorded, ReadRecordedManifest(connection, manifest_path));
   }
   return DiffManifests(recorded, local);
 }

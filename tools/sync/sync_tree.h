@@ -33,6 +33,9 @@ using BeforeSend = std::function<absl::Status(uint64_t bytes)>;
 struct SyncOptions {
   // Send everything, as if the node had recorded nothing.
   bool ignore_recorded = false;
+  // What the node recorded, when the caller has read it already (not owned;
+  // null: read it).
+  const Manifest* recorded = nullptr;
   // Runs only when there is something to send (may be empty).
   BeforeSend before_send;
   // The launch agent on the node (absolute; empty: no check). After a sync
@@ -54,6 +57,12 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
                                     const SyncOptions& options = {});
+
+// The manifest the node recorded at `manifest_path`; an empty one when it
+// has none or it cannot be parsed (resending is always safe). Errors only
+// when the node cannot be read.
+absl::StatusOr<Manifest> ReadRecordedManifest(Connection& connection,
+                                              const std::string& manifest_path);
 
 // What a sync of `local` would send to and remove from the node, against
 // the manifest it recorded at `manifest_path` (everything with
