@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-8}
 runs=${RUNS:-10}
+export FLEETPLAN_BAZEL_OUTPUT_BASE=${FLEETPLAN_BAZEL_OUTPUT_BASE:-/root/.cache/bazel-ob/relay}
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
@@ -26,6 +27,7 @@ agent="$bin/tools/agent/fleetplan-agent"
 start_loopback_sshd "$n"
 
 python3 bench/make_tree.py "$work/tree"
+mkdir -p "$work/rs"
 printf '#!/bin/sh\nexit 0\n' >"$work/tree/job.sh"
 chmod +x "$work/tree/job.sh"
 spec=$work/edit_$n.toml
@@ -68,18 +70,21 @@ fp, peer = statistics.median(r[0]["times"]), statistics.median(r[1]["times"])
 print(f"median ratio {fp / peer:.2f}x (target <= 0.4x)")
 PY
 
-echo "== where one apply's time goes =="
+echo "== where one apply's time goes (when each phase's last step ended) =="
 bash -c "$edit"
-start=$(date +%s%N)
-$apply_bin --agent="$agent" --parallelism="$n" --json "$spec" >"$work/events"
-echo "total $((($(date +%s%N) - start) / 1000000)) ms"
-python3 - "$work/events" <<'PY'
-import json, sys
-phases = {}
-for line in open(sys.argv[1]):
-    e = json.loads(line)
-    if e.get("event") == "step" and e["status"] != "running":
-        phases.setdefault(e["phase"], []).append(e["seconds"])
-for phase, secs in phases.items():
-    print(f"{phase:12} slowest node {max(secs) * 1000:7.1f} ms  ({len(secs)} steps)")
-PY
+$apply_bin --agent="$agent" --parallelism="$n" --json "$spec" | python3 -c '
+import json, sys, time
+start, last, first_step = time.time(), {}, None
+for line in sys.stdin:
+    at = (time.time() - start) * 1000
+    event = json.loads(line)
+    if event.get("event") == "step":
+        first_step = at if first_step is None else first_step
+        last[event["phase"]] = at
+    elif event.get("event") == "done":
+        last["done (job ended, followed)"] = at
+label = "first step event (spec, source hashing, connect)"
+print(f"{label:50} {first_step:7.1f} ms")
+for phase, at in last.items():
+    print(f"{phase:50} {at:7.1f} ms")
+'

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -61,6 +62,7 @@ ApplyResult Executor::Run() {
     // What an earlier Run found is not this one's.
     absl::MutexLock lock(&mu_);
     anything_changed_ = false;
+    checked_inputs_changed_ = false;
     built_.clear();
     checks_ = PreflightReport(NodeNames(spec_));
     checks_reported_ = false;
@@ -204,6 +206,8 @@ void Executor::RunOneStep(const Step& step, const absl::Notification* serving_do
   if (outcome.status == StepStatus::kChanged) {
     absl::MutexLock lock(&mu_);
     anything_changed_ = true;
+    // A sync says itself what it changed (NoteSyncChanges).
+    if (step.kind != StepKind::kSyncTree) checked_inputs_changed_ = true;
   }
   if (outcome.status == StepStatus::kFailed && outcome.stops_phase) {
     NoteFailure(outcome.failure);
@@ -311,12 +315,27 @@ absl::Status Executor::Record(const Step& step, const std::string& hash) {
 }
 
 ApplyResult Executor::RecordPhase(const Phase& phase) {
-  for (const Step& step : phase.steps) {
-    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-      return {kExitApplyFailed, absl::StrCat("node '", step.node, "': ", recorded.message())};
+  // Every node at once: a round trip each.
+  std::vector<absl::Status> recorded(phase.steps.size());
+  ParallelFor(phase.steps.size(), options_.parallelism,
+              [&](size_t i) { recorded[i] = Record(phase.steps[i], phase.steps[i].hash); });
+  for (size_t i = 0; i < phase.steps.size(); ++i) {
+    if (!recorded[i].ok()) {
+      return {kExitApplyFailed,
+              absl::StrCat("node '", phase.steps[i].node, "': ", recorded[i].message())};
     }
   }
   return {};
+}
+
+void Executor::NoteSyncChanges(const SyncResult& changes) {
+  // The program as the launch finds it under the workdir ("./train.sh").
+  std::string program = spec_.job.program;
+  while (absl::StartsWith(program, "./")) program.erase(0, 2);
+  bool checked = changes.extras_changed;
+  for (const std::string& path : changes.changed_paths) checked |= path == program;
+  absl::MutexLock lock(&mu_);
+  checked_inputs_changed_ |= checked;
 }
 
 Executor::Outcome Executor::Build(const Step& step) {
@@ -450,6 +469,7 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   Outcome outcome;
   outcome.status = result->changed() ? StepStatus::kChanged : StepStatus::kUnchanged;
   if (result->changed()) {
+    NoteSyncChanges(*result);
     outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,
                                   " bytes), ", result->files_removed, " removed; ",
                                   FormatBytes(result->bytes_sent), " from this machine");

@@ -34,6 +34,7 @@
 #include "tools/protocol/job_state.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
+#include "tools/sync/sync_tree.h"
 
 namespace fleetplan {
 
@@ -182,6 +183,10 @@ class Executor {
   // A node fetches its changed files from the chief (relay_from_).
   Outcome RelayNode(const Step& step, const NodeSpec& node);
   void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
+  // After a node's sync changed files: an extra (the agent, a built
+  // binary) or the job's program among them means the preflight checks
+  // must run again; other source files (an edited script) do not.
+  void NoteSyncChanges(const SyncResult& changes) ABSL_LOCKS_EXCLUDED(mu_);
   // Reads every node's recorded manifest into recorded_, in parallel; the
   // most bytes a node lacks. Nullopt (and recorded_ partial) when a node
   // could not be read: its sync step will say why.
@@ -233,6 +238,9 @@ class Executor {
   bool failed_ ABSL_GUARDED_BY(mu_) = false;
   std::string failure_ ABSL_GUARDED_BY(mu_);
   bool anything_changed_ ABSL_GUARDED_BY(mu_) = false;
+  // Something changed besides source files that no check looks at (see
+  // NoteSyncChanges): the preflight checks run again.
+  bool checked_inputs_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::string chief_key_ ABSL_GUARDED_BY(mu_);
   std::vector<ExtraFile> built_ ABSL_GUARDED_BY(mu_);
   PreflightReport checks_ ABSL_GUARDED_BY(mu_);

@@ -255,6 +255,9 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
     return outcome;
   }
   outcome.status = StepStatus::kChanged;
+  SyncResult changes;
+  NoteChanges(*diff, &changes);
+  NoteSyncChanges(changes);
   outcome.detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
   NoteSyncTraffic({node.name, "relay", bytes, uplink});
   return outcome;

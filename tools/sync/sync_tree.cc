@@ -103,6 +103,7 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                                options.ignore_recorded));
   }
   SyncResult result;
+  NoteChanges(diff, &result);
   if (!diff.to_send.empty()) {
     std::vector<FileToSend> files;
     files.reserve(diff.to_send.size());
@@ -139,6 +140,19 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
     }
   }
   return result;
+}
+
+void NoteChanges(const ManifestDiff& diff, SyncResult* result) {
+  for (const ManifestEntry& entry : diff.to_send) {
+    result->changed_paths.push_back(entry.path);
+    result->extras_changed |= entry.extra;
+  }
+  for (const std::string& path : diff.to_remove) {
+    result->changed_paths.push_back(path);
+    // Removed entries carry no kind; what lives under the state folder is
+    // an extra.
+    result->extras_changed |= absl::StartsWith(path, ".fleetplan/");
+  }
 }
 
 absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Manifest& local,

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -23,8 +24,16 @@ struct SyncResult {
   int files_sent = 0;
   uint64_t bytes_sent = 0;
   int files_removed = 0;
+  // True when a file added from outside the source tree (a built binary,
+  // the agent) was sent or removed.
+  bool extras_changed = false;
+  // The paths sent and removed.
+  std::vector<std::string> changed_paths;
   bool changed() const { return files_sent > 0 || files_removed > 0; }
 };
+
+// The paths `diff` sends or removes, and whether an extra is among them.
+void NoteChanges(const ManifestDiff& diff, SyncResult* result);
 
 // Called with the number of bytes a sync is about to send, before it sends
 // anything; an error stops the sync and is returned as it is.
