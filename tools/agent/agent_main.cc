@@ -68,6 +68,7 @@
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/preflight_request.h"
 #include "tools/sync/manifest.h"
+#include "tools/sync/tree_check.h"
 #include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
@@ -240,7 +241,8 @@ std::optional<int> RunVerifyTree() {
                  std::string(manifest.status().message()).c_str());
     return 1;
   }
-  std::vector<std::string> mismatches = fleetplan::FindTreeMismatches(root, *manifest);
+  std::vector<std::string> mismatches =
+      fleetplan::CheckTree(root, *manifest, fleetplan::CheckRecordPath(manifest_path));
   if (mismatches.empty()) {
     std::printf("%zu files as listed\n", manifest->entries.size());
     return 0;

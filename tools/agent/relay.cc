@@ -26,6 +26,7 @@
 #include "tools/agent/sockets.h"
 #include "tools/process/files.h"
 #include "tools/sync/manifest.h"
+#include "tools/sync/tree_check.h"
 #include "tools/util/digest.h"
 
 namespace fleetplan {
@@ -246,7 +247,8 @@ absl::StatusOr<Received> Receive(int socket, const RelayReceiveOptions& options,
   if (absl::Status written = WriteFileAtomic(options.manifest_path, text, 0644); !written.ok()) {
     return written;
   }
-  std::vector<std::string> mismatches = FindTreeMismatches(options.root, *manifest);
+  std::vector<std::string> mismatches =
+      CheckTree(options.root, *manifest, CheckRecordPath(options.manifest_path));
   if (!mismatches.empty()) {
     WriteFileAtomic(options.manifest_path, "", 0644).IgnoreError();
     constexpr size_t kNamed = 10;
