@@ -44,16 +44,10 @@ apply_bin="$bazel_bin/tools/fleetplan-apply"
 python3 bench/make_tree.py "$work/tree"
 echo "tree: $(find "$work/tree" -type f | wc -l) files, $(find "$work/tree" -type f -printf '%s\n' | awk '{s += $1} END {print s}') bytes"
 
-key="$(awk 'NR == 1 { print $3 }' "$work/nodes")"
-awk '{ print $2 }' "$work/nodes" | xargs ssh-keyscan >"$work/known_hosts" 2>/dev/null
-cat >"$work/ssh_config" <<CONF
-Host *
-  User root
-  IdentityFile $key
-  UserKnownHostsFile $work/known_hosts
-  StrictHostKeyChecking yes
-  BatchMode yes
-CONF
+# shellcheck source=bench/testbed_ssh.sh
+. bench/testbed_ssh.sh
+testbed_ssh_config "$work/nodes" "$work"
+hosts="$(awk '{ print $2 }' "$work/nodes")"
 
 for n in "$@"; do
   hosts="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes")"

@@ -291,13 +291,14 @@ Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash)
 }
 
 bool Executor::AllRecorded(const Phase& phase) {
-  for (const Step& step : phase.steps) {
-    if (FindNode(step.node) == nullptr ||
-        Skippable(step, step.hash).status != StepStatus::kUnchanged) {
-      return false;
-    }
-  }
-  return true;
+  // Every node at once: a round trip each.
+  std::vector<char> recorded(phase.steps.size(), 0);
+  ParallelFor(phase.steps.size(), options_.parallelism, [&](size_t i) {
+    const Step& step = phase.steps[i];
+    recorded[i] = FindNode(step.node) != nullptr &&
+                  Skippable(step, step.hash).status == StepStatus::kUnchanged;
+  });
+  return std::all_of(recorded.begin(), recorded.end(), [](char r) { return r != 0; });
 }
 
 void Executor::ReportUnchanged(const Phase& phase) {
