@@ -55,17 +55,10 @@ else
 fi
 echo "$shaping; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-key="$(awk 'NR == 1 { print $3 }' "$work/nodes")"
+# shellcheck source=bench/testbed_ssh.sh
+. bench/testbed_ssh.sh
+testbed_ssh_config "$work/nodes" "$work"
 hosts="$(awk '{ print $2 }' "$work/nodes")"
-echo "$hosts" | xargs ssh-keyscan >"$work/known_hosts" 2>/dev/null
-cat >"$work/ssh_config" <<CONF
-Host *
-  User root
-  IdentityFile $key
-  UserKnownHostsFile $work/known_hosts
-  StrictHostKeyChecking yes
-  BatchMode yes
-CONF
 
 # Runs a command and adds what left this machine into the bridge meanwhile
 # to $work/bytes_<name>.
