@@ -68,7 +68,15 @@ ApplyResult Executor::Run() {
     checks_reported_ = false;
   }
   if (!options_.check_only) {
-    if (std::optional<ApplyResult> running = CheckRunningJob(); running.has_value()) {
+    // The other nodes' manifests are read meanwhile (a sync may relay);
+    // only the chief's connection is used here until they are.
+    prefetched_.clear();
+    std::thread prefetch([this] { PrefetchRecordedManifests(spec_.chief().name); });
+    std::optional<NodeJobState> job = FindPhase(plan_, PhaseKind::kLaunch) != nullptr
+                                          ? ReadChiefJobState()
+                                          : std::nullopt;
+    prefetch.join();
+    if (std::optional<ApplyResult> running = CheckRunningJob(job); running.has_value()) {
       return *running;
     }
   }

@@ -151,10 +151,10 @@ class Executor {
   // Starts every node's agent at once (run_id_ set); the first node that
   // failed by itself cancels the others. Returns its failure, or "".
   std::string StartAgents(const Phase& phase);
-  // A job of this spec that still runs (read on the chief): nullopt when
-  // none does; else the result that ends this apply (nothing changed: 0;
-  // changes refused), or an empty result once --replace stopped it.
-  std::optional<ApplyResult> CheckRunningJob();
+  // A job of this spec that still runs (`job`, read on the chief): nullopt
+  // when none does; else the result that ends this apply (nothing changed:
+  // 0; changes refused), or an empty result once --replace stopped it.
+  std::optional<ApplyResult> CheckRunningJob(const std::optional<NodeJobState>& job);
   // Follows every node's rank logs until the job ends; its result.
   ApplyResult FollowJob(const std::string& run_id);
   // Stops the job on every node (`stop`); the first error names its node.
@@ -191,6 +191,9 @@ class Executor {
   // most bytes a node lacks. Nullopt (and recorded_ partial) when a node
   // could not be read: its sync step will say why.
   std::optional<uint64_t> ReadRecordedManifests(const std::vector<const Step*>& steps);
+  // Fills prefetched_ for every node but `except`, when a relayed sync may
+  // follow.
+  void PrefetchRecordedManifests(const std::string& except);
   // Shell text that fetches the agent from the chief's relay into
   // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
   std::string FetchAgentCommand(const NodeSpec& node) const;
@@ -251,6 +254,10 @@ class Executor {
   // What each node recorded, read at once before a relayed sync (written
   // before the steps start, read-only during them).
   std::map<std::string, Manifest> recorded_;
+  // The same, read ahead on the nodes other than the chief while apply
+  // reads the chief's job state (the first use of each node's file channel
+  // overlaps with the chief's).
+  std::map<std::string, Manifest> prefetched_;
   std::vector<SyncTraffic> sync_traffic_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
 };

@@ -55,7 +55,13 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   const NodeSpec& chief = spec_.chief();
   std::vector<const Step*> first, others;
   for (const Step* step : steps) (step->node == chief.name ? first : others).push_back(step);
-  recorded_.clear();
+  // What was read ahead is for this sync only.
+  recorded_ = std::move(prefetched_);
+  prefetched_.clear();
+  struct Forget {
+    std::map<std::string, Manifest>& recorded;
+    ~Forget() { recorded.clear(); }
+  } forget{recorded_};
   if (!UseRelay() || first.empty() || others.empty()) {
     RunSteps(steps, options_.parallelism);
     return;
@@ -63,7 +69,6 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   std::optional<uint64_t> largest = ReadRecordedManifests(steps);
   if (!largest.has_value() || *largest < kRelayMinBytes) {
     RunSteps(steps, options_.parallelism);
-    recorded_.clear();
     return;
   }
   RunSteps(first, options_.parallelism);
@@ -112,9 +117,28 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   }
   RunSteps(others, options_.parallelism);
   relay_from_.clear();
-  recorded_.clear();
   others_done.Notify();
   server.join();
+}
+
+void Executor::PrefetchRecordedManifests(const std::string& except) {
+  if (options_.force || options_.check_only || !UseRelay() ||
+      FindPhase(plan_, PhaseKind::kSync) == nullptr) {
+    return;
+  }
+  std::vector<const NodeSpec*> nodes;
+  for (const NodeSpec& node : spec_.nodes) {
+    if (node.name != except) nodes.push_back(&node);
+  }
+  std::vector<std::optional<Manifest>> read(nodes.size());
+  ParallelFor(nodes.size(), options_.parallelism, [&](size_t i) {
+    absl::StatusOr<Manifest> recorded =
+        ReadRecordedManifest(*connections_.at(nodes[i]->name), SyncManifestPath(*nodes[i]));
+    if (recorded.ok()) read[i] = *std::move(recorded);
+  });
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (read[i].has_value()) prefetched_[nodes[i]->name] = *std::move(read[i]);
+  }
 }
 
 std::optional<uint64_t> Executor::ReadRecordedManifests(const std::vector<const Step*>& steps) {
@@ -122,6 +146,10 @@ std::optional<uint64_t> Executor::ReadRecordedManifests(const std::vector<const 
   ParallelFor(steps.size(), options_.parallelism, [&](size_t i) {
     const NodeSpec* node = FindNode(steps[i]->node);
     if (node == nullptr) return;
+    if (auto ahead = recorded_.find(node->name); ahead != recorded_.end()) {
+      read[i] = ahead->second;
+      return;
+    }
     absl::StatusOr<Manifest> recorded =
         options_.force ? Manifest()
                        : ReadRecordedManifest(*connections_.at(node->name),
