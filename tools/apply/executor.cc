@@ -25,6 +25,7 @@
 #include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
@@ -316,6 +317,15 @@ void Executor::ReportUnchanged(const Phase& phase) {
   }
 }
 
+std::string Executor::RecordCommand(const Step& step, const std::string& hash) const {
+  if (hash.empty() || options_.check_only) return "";
+  std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
+  std::string temporary = absl::StrCat(path, ".tmp");
+  return absl::StrCat("mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+                      " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
+                      " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
+}
+
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
   return connections_.at(step.node)->WriteFile(
@@ -431,7 +441,8 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   bool relayed = !relay_from_.empty() && node.name != spec_.chief().name;
   Outcome outcome = relayed ? RelayNode(step, node) : SyncDirect(step, node);
   if (outcome.status == StepStatus::kFailed) return outcome;
-  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
+  if (absl::Status recorded = outcome.recorded ? absl::OkStatus() : Record(step, step.hash);
+      !recorded.ok()) {
     return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
   }
   if (outcome.status == StepStatus::kChanged) {
@@ -466,6 +477,7 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   sync.before_send = check_workdir;
   // The agent arrives with this sync; it checks what did.
   if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);
+  sync.after_verify = RecordCommand(step, step.hash);
   sync.cancel = CancelFor(node.name);
   sync.verify_timeout = options_.step_timeout;
   absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,
@@ -477,6 +489,9 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   }
   Outcome outcome;
   outcome.status = result->changed() ? StepStatus::kChanged : StepStatus::kUnchanged;
+  // The verifier ran (after any change, or everything sent) and recorded.
+  outcome.recorded = !sync.verifier.empty() && !sync.after_verify.empty() &&
+                     (result->changed() || sync.ignore_recorded);
   if (result->changed()) {
     NoteSyncChanges(*result);
     outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,

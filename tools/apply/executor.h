@@ -126,6 +126,8 @@ class Executor {
     // A failed check does not stop the other nodes' checks; anything else
     // that fails stops the phase.
     bool stops_phase = true;
+    // The step's command recorded its hash on the node already.
+    bool recorded = false;
 
     static Outcome Failed(std::string failure, int exit_status = 0) {
       Outcome outcome;
@@ -213,6 +215,9 @@ class Executor {
   // Reports every step of `phase` as unchanged.
   void ReportUnchanged(const Phase& phase);
   absl::Status Record(const Step& step, const std::string& hash);
+  // Shell text that records `hash` for `step` on its node, for a command
+  // that ends the step ("" under --check).
+  std::string RecordCommand(const Step& step, const std::string& hash) const;
   // Records every step of `phase` on its node (all or none of a phase
   // succeeded: preflight, launch); the first failure names its node.
   ApplyResult RecordPhase(const Phase& phase);

@@ -236,6 +236,8 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
     suffix = absl::StrCat("\nstatus=$?; rm -f ", ShellQuote(agent_path), "; exit $status");
   }
   const NodeSpec& chief = spec_.chief();
+  // The fetch records the step once the tree checked.
+  const std::string record = RecordCommand(step, step.hash);
   auto fetch = [&](const std::string& agent_to_run, const std::string& before,
                    const std::string& after, std::string* output) {
     return RunCommand(
@@ -245,7 +247,8 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
                      " --relay-root=", ShellQuote(node.workdir),
                      " --manifest=", ShellQuote(SyncManifestPath(node)),
                      " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
-                     options_.force ? " --relay-all" : "", after),
+                     options_.force ? " --relay-all" : "", record.empty() ? "" : " && ",
+                     record, after),
         output);
   };
   std::string output;
@@ -283,6 +286,7 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
     return outcome;
   }
   outcome.status = StepStatus::kChanged;
+  outcome.recorded = !record.empty();
   SyncResult changes;
   NoteChanges(*diff, &changes);
   NoteSyncChanges(changes);

@@ -51,6 +51,9 @@ struct SyncOptions {
   // that changed something it checks every file under the root against the
   // new manifest (`--verify-tree`), so what the ranks run is what was sent.
   std::string verifier;
+  // Shell text run on the node right after the verifier passed, in the
+  // same command (one round trip fewer: apply records the step there).
+  std::string after_verify;
   // Stops the verifier early (may be null), and how long it may run.
   const absl::Notification* cancel = nullptr;
   absl::Duration verify_timeout = absl::InfiniteDuration();
