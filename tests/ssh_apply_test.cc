@@ -58,6 +58,7 @@ struct SpecOptions {
   std::string env;          // more `NAME = "value"` lines for [env]
   std::string defaults;     // more lines for [defaults]
   std::string job;          // more lines for [job]
+  std::string chief;        // more lines for the chief's [[nodes]] entry
 };
 
 // The synced tree under `root` as `mode sha256 path` lines, sorted, the
@@ -163,7 +164,7 @@ class SshApplyTest : public ::testing::Test {
     std::string nodes;
     for (int i = 0; i < kNodes; ++i) {
       absl::StrAppend(&nodes, "[[nodes]]\nname = \"", Node(i).name, "\"\naddress = \"", Node(i).ip,
-                      "\"\n", i == 0 ? "chief = true\n" : "",
+                      "\"\n", i == 0 ? "chief = true\n" + options.chief : "",
                       i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "",
                       i == options.odd_node ? "ssh = \"odd\"\n" : "");
     }
@@ -398,6 +399,29 @@ TEST_F(SshApplyTest, RelayedSyncLeavesTheSameTreeEverywhereThroughEditsDeletions
   ASSERT_EQ(third.status, 0) << third.output;
   EXPECT_THAT(FinishedSteps(third.output).changed, IsEmpty()) << third.output;
   EXPECT_TRUE(SyncEvent(third.output).is_null()) << third.output;
+}
+
+// The others reach the chief at an address where nothing listens (their
+// own loopback): each is synced directly, says so, and holds the same tree;
+// preflight then names the unreachable chief.
+TEST_F(SshApplyTest, NodesThatCannotReachTheChiefAreSyncedDirectlyAndSaySo) {
+  WriteTree(4 << 20);
+  SpecOptions options;
+  options.chief = "private_address = \"127.0.0.1\"\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({"--json", spec});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  nlohmann::json sync = SyncEvent(apply.output);
+  ASSERT_TRUE(sync.is_object()) << apply.output;
+  for (const nlohmann::json& node : sync["nodes"]) {
+    if (node["node"] == Node(0).name) continue;
+    EXPECT_EQ(node["via"], "direct (relay unreachable)") << node;
+    // Everything from here once: no agent sent ahead of a fetch that fails.
+    EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << node;
+  }
+  EXPECT_THAT(apply.output, HasSubstr("(sent directly: relay: cannot reach " + Node(0).name));
+  EXPECT_THAT(apply.output, HasSubstr(R"("check":"connect","event":"check")"));
+  ExpectSameTreeEverywhere();
 }
 
 TEST_F(SshApplyTest, ARelayNodeKilledMidSyncFailsNamingItAndTheNextApplyCompletes) {

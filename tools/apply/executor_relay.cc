@@ -186,16 +186,22 @@ std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
   std::string host(absl::StripSuffix(absl::StripPrefix(target.substr(0, colon), "["), "]"));
   std::string port(target.substr(colon + 1));
   std::string fetched = AgentPath(node) + ".relay";
+  // A chief that does not answer is unreachable (its relay listens by
+  // now): that node is synced directly, without the agent sent first.
+  std::string quoted = ShellQuote(fetched);
   return absl::StrCat(
       "command -v bash >/dev/null 2>&1 || exit ", kExitRelayNoBootstrap, "\n",
       "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
-      ShellQuote("exec 3<>\"/dev/tcp/$1/$2\" || exit 1; IFS=' ' read -r magic size <&3 && "
-                 "[ \"$magic\" = FPRELAY1 ] || exit 1; head -c \"$size\" <&3 >/dev/null; "
-                 "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\""),
-      " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ",
-      ShellQuote(fetched), " && [ \"$(wc -c <", ShellQuote(fetched), ")\" -eq ", size,
-      " ] && chmod 755 ", ShellQuote(fetched), " || { rm -f ", ShellQuote(fetched), "; exit ",
-      kExitRelayNoBootstrap, "; }\n");
+      ShellQuote(absl::StrCat(
+          "exec 3<>\"/dev/tcp/$1/$2\" 2>/dev/null || { echo \"relay: cannot reach $6 at $1:$2\"; "
+          "exit ", kExitRelayUnreachable, "; }; IFS=' ' read -r magic size <&3 && "
+          "[ \"$magic\" = FPRELAY1 ] || exit 1; head -c \"$size\" <&3 >/dev/null; "
+          "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\"")),
+      " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ", quoted, " ",
+      ShellQuote(spec_.chief().name), "\nstatus=$?\n",
+      "[ $status = ", kExitRelayUnreachable, " ] && { rm -f ", quoted, "; exit $status; }\n",
+      "[ $status = 0 ] && [ \"$(wc -c <", quoted, ")\" -eq ", size, " ] && chmod 755 ", quoted,
+      " || { rm -f ", quoted, "; exit ", kExitRelayNoBootstrap, "; }\n");
 }
 
 Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
