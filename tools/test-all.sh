@@ -11,4 +11,10 @@ cd "$(dirname "$0")/.."
 
 ./tools/install-deps.sh
 tests/testbed/dockerd.sh ensure >/dev/null
-exec bazel test "$@" //...
+# Where a GPU is, build the NCCL process group in so that the GPU tests
+# (tag "gpu") run instead of skipping.
+gpu=()
+if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+  gpu=(--config=nccl)
+fi
+exec bazel test "${gpu[@]}" "$@" //...

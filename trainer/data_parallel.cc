@@ -1,8 +1,12 @@
 #include "trainer/data_parallel.h"
 
+#include <torch/csrc/autograd/function.h>
+#include <torch/csrc/autograd/function_hook.h>
+#include <torch/csrc/autograd/variable.h>
 #include <torch/csrc/utils/tensor_flatten.h>
 
 #include <exception>
+#include <functional>
 #include <map>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +22,22 @@ constexpr int64_t kFirstBucketBytes = 1 << 20;
 absl::Status CollectiveError(const char* what, const std::exception& e) {
   return absl::InternalError(absl::StrCat(what, " failed: ", e.what()));
 }
+
+// Runs after a parameter's AccumulateGrad has added this step's gradient
+// into .grad (a slice of the parameter's bucket).
+class GradientReady : public torch::autograd::FunctionPostHook {
+ public:
+  explicit GradientReady(std::function<void()> ready) : ready_(std::move(ready)) {}
+  torch::autograd::variable_list operator()(
+      const torch::autograd::variable_list& outputs,
+      const torch::autograd::variable_list& /*inputs*/) override {
+    ready_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> ready_;
+};
 
 std::vector<at::Tensor> Detached(const std::vector<at::Tensor>& tensors) {
   std::vector<at::Tensor> result;
@@ -76,6 +96,7 @@ absl::StatusOr<std::unique_ptr<DataParallel>> DataParallel::Create(
   std::unique_ptr<DataParallel> parallel(
       new DataParallel(std::move(group), std::move(params), std::move(buffers)));
   parallel->AssignBuckets(bucket_cap_bytes);
+  parallel->PointGradientsIntoBuckets();
   parallel->RegisterHooks();
   return parallel;
 }
@@ -104,18 +125,36 @@ void DataParallel::AssignBuckets(int64_t bucket_cap_bytes) {
   }
 }
 
-void DataParallel::RegisterHooks() {
+void DataParallel::PointGradientsIntoBuckets() {
+  torch::NoGradGuard no_grad;
   for (size_t i = 0; i < params_.size(); ++i) {
-    params_[i].register_hook(
-        [this, i](const at::Tensor& grad) { OnGradient(i, grad); });
+    auto [b, slot] = where_[i];
+    Bucket& bucket = buckets_[b];
+    at::Tensor& p = params_[i];
+    // An alias of the bucket's bytes, not an autograd view, so that the
+    // optimizer's zero_grad may detach and zero it in place.
+    at::Tensor alias = at::empty({0}, bucket.flat.options());
+    alias.set_(bucket.flat.storage(),
+               bucket.flat.storage_offset() + bucket.offsets[slot],
+               p.sizes(), p.strides());
+    alias.zero_();
+    p.mutable_grad() = alias;
   }
 }
 
-void DataParallel::OnGradient(size_t param, const at::Tensor& grad) {
-  auto [b, slot] = where_[param];
-  Bucket& bucket = buckets_[b];
-  bucket.flat.narrow(0, bucket.offsets[slot], grad.numel())
-      .copy_(grad.reshape({-1}));
+void DataParallel::RegisterHooks() {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    std::shared_ptr<torch::autograd::Node> accumulator =
+        torch::autograd::impl::grad_accumulator(params_[i]);
+    accumulator->add_post_hook(
+        std::make_unique<GradientReady>([this, i] { OnGradient(i); }));
+    // The variable holds its accumulator weakly; keep the hooked one.
+    accumulators_.push_back(std::move(accumulator));
+  }
+}
+
+void DataParallel::OnGradient(size_t param) {
+  Bucket& bucket = buckets_[where_[param].first];
   if (--bucket.pending == 0) {
     std::vector<at::Tensor> tensors = {bucket.flat};
     bucket.work = group_->allreduce(tensors);
@@ -146,17 +185,8 @@ absl::Status DataParallel::AfterBackward() {
             "part in the loss"));
       }
       bucket.work->wait();
+      // The parameters' .grad are slices of `flat`: the mean lands there.
       bucket.flat.div_(world_size);
-      for (size_t slot = 0; slot < bucket.params.size(); ++slot) {
-        at::Tensor& p = params_[bucket.params[slot]];
-        at::Tensor mean = bucket.flat.narrow(0, bucket.offsets[slot], p.numel())
-                              .view(p.sizes());
-        if (p.grad().defined()) {
-          p.mutable_grad().copy_(mean);
-        } else {
-          p.mutable_grad() = mean.clone();
-        }
-      }
     }
   } catch (const std::exception& e) {
     return CollectiveError("gradient all-reduce", e);

@@ -4,11 +4,13 @@
 // Data parallelism on a c10d process group, the way DDP does it: parameters
 // start equal (broadcast from rank 0); gradients are packed into buckets
 // (about 25 MB, in reverse parameter order, the order backward produces
-// them) and each bucket's all-reduce starts from an autograd hook as soon
-// as its last gradient arrives, overlapping communication with the rest of
+// them; each parameter's .grad is a slice of its bucket) and each bucket's
+// all-reduce starts from an autograd hook as soon as its last gradient has
+// been accumulated, overlapping communication with the rest of
 // backward. (Debian's libtorch-dev lacks headers that c10d's reducer.hpp
 // includes, so c10d::Reducer cannot be used from C++ here.)
 
+#include <torch/csrc/autograd/function.h>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/torch.h>
 
@@ -61,16 +63,22 @@ class DataParallel {
         buffers_(std::move(buffers)) {}
 
   void AssignBuckets(int64_t bucket_cap_bytes);
+  // Makes every parameter's .grad a slice of its bucket (DDP's
+  // gradient_as_bucket_view): backward accumulates straight into the
+  // buckets and the all-reduced mean is the gradient, with no copy either
+  // way.
+  void PointGradientsIntoBuckets();
   void RegisterHooks();
-  // Autograd hook: copies `grad` into its bucket, launches the bucket's
-  // all-reduce when it is full.
-  void OnGradient(size_t param, const at::Tensor& grad);
+  // After param's gradient was accumulated: launches its bucket's
+  // all-reduce once the bucket is complete.
+  void OnGradient(size_t param);
 
   c10::intrusive_ptr<c10d::ProcessGroup> group_;
   std::vector<at::Tensor> params_;
   std::vector<at::Tensor> buffers_;
   std::vector<Bucket> buckets_;
   std::vector<std::pair<size_t, size_t>> where_;  // param -> (bucket, slot)
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
 };
 
 // Overwrites `tensors` on every rank with rank 0's values, in one flat

@@ -27,10 +27,12 @@ absl::StatusOr<IdxArray> ReadPackagedFile(const std::string& path) {
   return array;
 }
 
-torch::Tensor ToTensor(IdxArray& array) {
-  // from_blob does not own the bytes; clone() copies them into the tensor.
-  return torch::from_blob(array.data.data(), array.dims, torch::kUInt8)
-      .clone();
+// The tensor takes the bytes over (no copy: the training set is 47 MB).
+torch::Tensor ToTensor(IdxArray array) {
+  auto* bytes = new std::vector<uint8_t>(std::move(array.data));
+  return torch::from_blob(
+      bytes->data(), array.dims,
+      [bytes](void*) { delete bytes; }, torch::kUInt8);
 }
 
 class ShardedData : public TrainData {
@@ -56,7 +58,7 @@ class ShardedData : public TrainData {
     const int64_t begin = step * options_.batch_size;
     const int64_t end = std::min(begin + options_.batch_size, shard_size_);
     torch::Tensor indices = shard_.slice(0, begin, end);
-    return {data_.images.index_select(0, indices),
+    return {Normalize(data_.images.index_select(0, indices)),
             data_.labels.index_select(0, indices)};
   }
 
@@ -97,6 +99,10 @@ class SyntheticData : public TrainData {
 
 }  // namespace
 
+torch::Tensor Normalize(const torch::Tensor& pixels) {
+  return pixels.to(torch::kFloat32).div_(255.0f).sub_(kMean).div_(kStd);
+}
+
 absl::StatusOr<LabeledImages> LoadFashionMnist(const std::string& dir,
                                                const std::string& split) {
   const std::string prefix = absl::StrCat(dir, "/", split);
@@ -112,13 +118,8 @@ absl::StatusOr<LabeledImages> LoadFashionMnist(const std::string& dir,
         "-d labels of different counts"));
   }
   LabeledImages result;
-  result.images = ToTensor(images)
-                      .unsqueeze(1)
-                      .to(torch::kFloat32)
-                      .div_(255.0f)
-                      .sub_(kMean)
-                      .div_(kStd);
-  result.labels = ToTensor(labels).to(torch::kInt64);
+  result.images = ToTensor(std::move(images)).unsqueeze(1);
+  result.labels = ToTensor(std::move(labels)).to(torch::kInt64);
   return result;
 }
 

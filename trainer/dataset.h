@@ -23,11 +23,17 @@ struct Batch {
   torch::Tensor targets;  // N, int64 class indices
 };
 
-// Images with their labels, all in memory.
+// Images with their labels, all in memory. The pixels stay bytes (a
+// quarter of the memory of floats: 47 MB for the training set instead of
+// 188 MB per rank) and are normalized a batch at a time by Normalize().
 struct LabeledImages {
-  torch::Tensor images;  // N x 1 x 28 x 28, float, normalized
+  torch::Tensor images;  // N x 1 x 28 x 28, uint8
   torch::Tensor labels;  // N, int64
 };
+
+// A batch of Fashion-MNIST pixels as the model takes them: float, scaled by
+// the training set's mean and standard deviation.
+torch::Tensor Normalize(const torch::Tensor& pixels);
 
 // Reads split "train" or "t10k" of Fashion-MNIST from the gzipped IDX files
 // in `dir`. NotFound (naming the Debian package) when the files are missing;

@@ -23,7 +23,8 @@
 namespace fleetplan::trainer {
 namespace {
 
-constexpr int64_t kEvalChunk = 1000;
+// Small enough that evaluation, not training, does not set the peak memory.
+constexpr int64_t kEvalChunk = 250;
 constexpr int64_t kWarmupSteps = 100;
 
 absl::Status ValidateOptions(const TrainerOptions& o) {
@@ -162,7 +163,8 @@ absl::StatusOr<double> Evaluate(Setup& setup, const DistEnv& env) {
   for (int64_t begin = 0; begin < indices.size(0); begin += kEvalChunk) {
     torch::Tensor chunk = indices.slice(0, begin, begin + kEvalChunk);
     torch::Tensor predicted =
-        setup.model->forward(test.images.index_select(0, chunk)).argmax(1);
+        setup.model->forward(Normalize(test.images.index_select(0, chunk)))
+            .argmax(1);
     correct += predicted.eq(test.labels.index_select(0, chunk))
                    .sum()
                    .item<int64_t>();
