@@ -634,7 +634,11 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
     if (!stopped.ok()) absl::StrAppend(&first_failure, "\n", stopped.message());
     return {kExitApplyFailed, first_failure};
   }
-  if (ApplyResult recorded = RecordPhase(phase); recorded.exit_code != 0) return recorded;
+  // A node that cannot take the launch's record (its container just died)
+  // is the job's to report: the job is followed, and the record's failure
+  // said only when the job itself succeeded.
+  ApplyResult recorded = RecordPhase(phase);
+  if (options_.detach && recorded.exit_code != 0) return recorded;
   if (options_.detach) {
     ApplyResult result;
     result.note = absl::StrCat("run ", run_id_, " started on ", spec_.nodes.size(),
@@ -644,7 +648,8 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
                                options_.stop_command);
     return result;
   }
-  return FollowJob(run_id_);
+  ApplyResult followed = FollowJob(run_id_);
+  return followed.exit_code == 0 && recorded.exit_code != 0 ? recorded : followed;
 }
 
 }  // namespace fleetplan
