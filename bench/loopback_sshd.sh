@@ -18,7 +18,7 @@
 # The benchmarks' binaries: builds TARGETS with -c opt in an output base
 # of their own (the working tree's build stays) and prints its bazel-bin.
 opt_build() {
-  local ob=/root/.cache/bazel-ob/ssh
+  local ob=${FLEETPLAN_BAZEL_OUTPUT_BASE:-/root/.cache/bazel-ob/ssh}
   bazel --output_base=$ob build -c opt --symlink_prefix=/ "$@" >&2 || return 1
   bazel --output_base=$ob info -c opt bazel-bin 2>/dev/null
 }

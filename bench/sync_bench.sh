@@ -40,38 +40,14 @@ bin="$bazel_bin/bench/sync_fanout"
 agent="$bazel_bin/tools/agent/fleetplan-agent"
 apply_bin="$bazel_bin/tools/fleetplan-apply"
 
-# The tree: 2,000 files, exactly 40 MiB of incompressible bytes, sizes
-# log-normal (most a few KiB, a few over 1 MiB), in 41 folders two deep,
-# every 50th file executable. Seeded, so every run syncs the same tree.
-python3 - "$work/tree" <<'PY'
-import os, random, sys
-root = sys.argv[1]
-rng = random.Random(20240601)
-count, total = 2000, 40 << 20
-weights = [rng.lognormvariate(0, 1.6) for _ in range(count)]
-sizes = [max(1, int(w * total / sum(weights))) for w in weights]
-sizes[0] += total - sum(sizes)
-dirs = [""] + [f"pkg{a}" for a in range(8)] + [f"pkg{a}/sub{b}" for a in range(8) for b in range(4)]
-for i, size in enumerate(sizes):
-    d = os.path.join(root, dirs[i % len(dirs)])
-    os.makedirs(d, exist_ok=True)
-    path = os.path.join(d, f"f{i:04d}.dat")
-    with open(path, "wb") as f:
-        f.write(rng.randbytes(size))
-    os.chmod(path, 0o755 if i % 50 == 0 else 0o644)
-PY
+# The tree: 2,000 files, exactly 40 MiB (bench/make_tree.py).
+python3 bench/make_tree.py "$work/tree"
 echo "tree: $(find "$work/tree" -type f | wc -l) files, $(find "$work/tree" -type f -printf '%s\n' | awk '{s += $1} END {print s}') bytes"
 
-key="$(awk 'NR == 1 { print $3 }' "$work/nodes")"
-awk '{ print $2 }' "$work/nodes" | xargs ssh-keyscan >"$work/known_hosts" 2>/dev/null
-cat >"$work/ssh_config" <<CONF
-Host *
-  User root
-  IdentityFile $key
-  UserKnownHostsFile $work/known_hosts
-  StrictHostKeyChecking yes
-  BatchMode yes
-CONF
+# shellcheck source=bench/testbed_ssh.sh
+. bench/testbed_ssh.sh
+testbed_ssh_config "$work/nodes" "$work"
+hosts="$(awk '{ print $2 }' "$work/nodes")"
 
 for n in "$@"; do
   hosts="$(awk -v n="$n" 'NR <= n { print $2 }' "$work/nodes")"

@@ -1,6 +1,8 @@
 // apply end to end over ssh: three sshd nodes in containers (tests/testbed),
 // the real trainer across them with Gloo, host key checking, a key that no
 // node accepts, nodes that are down or hang, a re-apply that sends nothing,
+// the sync relay (the chief passes the files on; identical trees through
+// edits, deletions and renames; a receiver killed mid-sync),
 // [keys] distribute, and a killed rank that stops every node.
 //
 // The job is the trainer binary this test depends on, synced as a path
@@ -56,7 +58,38 @@ struct SpecOptions {
   std::string env;          // more `NAME = "value"` lines for [env]
   std::string defaults;     // more lines for [defaults]
   std::string job;          // more lines for [job]
+  std::string chief;        // more lines for the chief's [[nodes]] entry
 };
+
+// The synced tree under `root` as `mode sha256 path` lines, sorted, the
+// node's own state folder left out: equal listings are equal trees.
+std::string TreeListingScript(const std::string& root) {
+  return absl::StrCat("cd ", root, " && find . -path ./.fleetplan -prune -o -type f -print",
+                      " | sort | while read -r f; do echo \"$(stat -c %a \"$f\") ",
+                      "$(sha256sum <\"$f\" | cut -c1-64) $f\"; done");
+}
+
+// Writes `bytes` bytes that do not compress, from `seed`.
+void WriteNoise(const std::string& path, size_t bytes, uint32_t seed, uint32_t mode = 0644) {
+  std::string data(bytes, '\0');
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (char& c : data) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  ASSERT_THAT(WriteFileAtomic(path, data, mode), IsOk());
+}
+
+// The `sync` event of an `apply --json` run (null when there is none).
+nlohmann::json SyncEvent(const std::string& output) {
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+    if (event.is_object() && event.value("event", "") == "sync") return event;
+  }
+  return nullptr;
+}
 
 class SshApplyTest : public ::testing::Test {
  protected:
@@ -131,7 +164,7 @@ class SshApplyTest : public ::testing::Test {
     std::string nodes;
     for (int i = 0; i < kNodes; ++i) {
       absl::StrAppend(&nodes, "[[nodes]]\nname = \"", Node(i).name, "\"\naddress = \"", Node(i).ip,
-                      "\"\n", i == 0 ? "chief = true\n" : "",
+                      "\"\n", i == 0 ? "chief = true\n" + options.chief : "",
                       i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "",
                       i == options.odd_node ? "ssh = \"odd\"\n" : "");
     }
@@ -239,6 +272,43 @@ class SshApplyTest : public ::testing::Test {
     return json;
   }
 
+  // Many small files in folders, a large one, executables.
+  void WriteTree(size_t big_bytes) {
+    for (int i = 0; i < 300; ++i) {
+      WriteNoise(absl::StrCat(dir_, "/src/pkg", i % 7, "/sub", i % 3, "/f", i, ".dat"),
+                 100 + 37 * i, i, i % 25 == 0 ? 0755 : 0644);
+    }
+    WriteNoise(dir_ + "/src/big.bin", big_bytes, 99);
+  }
+
+  // Every node holds exactly the source tree: same paths, modes and bytes.
+  void ExpectSameTreeEverywhere() {
+    absl::StatusOr<std::string> local = RunScript(TreeListingScript(dir_ + "/src"));
+    ASSERT_THAT(local, IsOk());
+    for (int i = 0; i < kNodes; ++i) {
+      EXPECT_THAT(Exec(i, TreeListingScript(kWorkdir)), IsOkAndHolds(*local)) << Node(i).name;
+      EXPECT_THAT(RunScript(absl::StrCat("docker exec ", Node(i).name, " cat ", kWorkdir,
+                                         "/big.bin | cmp - ", dir_, "/src/big.bin")),
+                  IsOk())
+          << Node(i).name;
+    }
+  }
+
+  // The relayed nodes' files crossed this machine's link not at all.
+  void ExpectRelayed(const std::string& output) {
+    nlohmann::json sync = SyncEvent(output);
+    ASSERT_TRUE(sync.is_object()) << output;
+    for (const nlohmann::json& node : sync["nodes"]) {
+      if (node["node"] == Node(0).name) {
+        EXPECT_EQ(node["via"], "direct") << node;
+        EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << node;
+      } else {
+        EXPECT_EQ(node["via"], "relay") << node;
+        EXPECT_EQ(node["uplink_bytes"], 0) << node;
+      }
+    }
+  }
+
   static std::string* prefix_;
   static std::vector<TestbedNode>* nodes_;
   static std::string* host_keys_;  // known_hosts lines for every node
@@ -299,6 +369,93 @@ TEST_F(SshApplyTest, SecondApplyOfAnUnchangedSpecSendsNothing) {
     EXPECT_THAT(Exec(i, absl::StrCat("test ! -e /tmp/rank-", i, ".env")), IsOk())
         << "the job ran again on " << Node(i).name;
   }
+}
+
+TEST_F(SshApplyTest, RelayedSyncLeavesTheSameTreeEverywhereThroughEditsDeletionsAndRenames) {
+  WriteTree(24 << 20);
+  std::string spec = WriteSpec({});
+  ToolResult first = Apply({"--json", spec});
+  ASSERT_EQ(first.status, 0) << first.output;
+  ExpectRelayed(first.output);
+  ExpectSameTreeEverywhere();
+
+  // Deletions, renames, a new executable, a mode change, an edit in the
+  // middle of the large file.
+  std::string src = dir_ + "/src";
+  ASSERT_THAT(RunScript(absl::StrCat(
+                  "cd ", src, " && rm pkg1/sub1/f1.dat pkg2/sub2/f2.dat pkg3/sub*/f1*.dat",
+                  " && mv pkg4/sub2/f11.dat pkg4/renamed.dat && mv pkg5 pkg5-moved",
+                  " && printf '#!/bin/sh\\necho new\\n' >new.sh && chmod 755 new.sh",
+                  " && chmod 700 pkg0/sub1/f7.dat",
+                  " && dd if=/dev/zero of=big.bin bs=1024 seek=9000 count=1024 conv=notrunc",
+                  " 2>/dev/null")),
+              IsOk());
+  ToolResult second = Apply({"--json", spec});
+  ASSERT_EQ(second.status, 0) << second.output;
+  ExpectRelayed(second.output);
+  ExpectSameTreeEverywhere();
+
+  ToolResult third = Apply({"--json", spec});
+  ASSERT_EQ(third.status, 0) << third.output;
+  EXPECT_THAT(FinishedSteps(third.output).changed, IsEmpty()) << third.output;
+  EXPECT_TRUE(SyncEvent(third.output).is_null()) << third.output;
+}
+
+// The others reach the chief at an address where nothing listens (their
+// own loopback): each is synced directly, says so, and holds the same tree;
+// preflight then names the unreachable chief.
+TEST_F(SshApplyTest, NodesThatCannotReachTheChiefAreSyncedDirectlyAndSaySo) {
+  WriteTree(4 << 20);
+  SpecOptions options;
+  options.chief = "private_address = \"127.0.0.1\"\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({"--json", spec});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  nlohmann::json sync = SyncEvent(apply.output);
+  ASSERT_TRUE(sync.is_object()) << apply.output;
+  for (const nlohmann::json& node : sync["nodes"]) {
+    if (node["node"] == Node(0).name) continue;
+    EXPECT_EQ(node["via"], "direct (relay unreachable)") << node;
+    // Everything from here once: no agent sent ahead of a fetch that fails.
+    EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << node;
+  }
+  EXPECT_THAT(apply.output, HasSubstr("(sent directly: relay: cannot reach " + Node(0).name));
+  EXPECT_THAT(apply.output, HasSubstr(R"("check":"connect","event":"check")"));
+  ExpectSameTreeEverywhere();
+}
+
+TEST_F(SshApplyTest, ARelayNodeKilledMidSyncFailsNamingItAndTheNextApplyCompletes) {
+  WriteTree(48 << 20);
+  std::string spec = WriteSpec({});
+  // Slow the way into node 2 (the host side of its veth), so that its
+  // fetch from the chief lasts long enough to be cut.
+  std::string veth = absl::StrCat(
+      "PATH=$PATH:/usr/sbin:/sbin; ip -o link | awk -F': ' -v i=$(docker exec ", Node(2).name,
+      " cat /sys/class/net/eth0/iflink) '$1 == i { sub(/@.*/, \"\", $2); print $2 }'");
+  ASSERT_THAT(RunScript(absl::StrCat("/usr/sbin/tc qdisc replace dev $(", veth,
+                                     ") root tbf rate 40mbit burst 64kb latency 500ms")),
+              IsOk());
+  ToolResult apply;
+  std::thread runner([&] { apply = Apply({spec}); });
+  // Killed as soon as its agent fetches from the chief.
+  bool killed = false;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(60); !killed && absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(50))) {
+    killed = Exec(2, absl::StrCat("pkill -9 -f '^", kWorkdir,
+                                  "/\\.fleetplan/bin/fleetplan-agent.* --relay-from='"))
+                 .ok();
+  }
+  runner.join();
+  EXPECT_THAT(RunScript(absl::StrCat("/usr/sbin/tc qdisc del dev $(", veth, ") root")), IsOk());
+
+  ASSERT_TRUE(killed) << apply.output;
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(NodeNamed(Node(2)) + ", phase sync")) << apply.output;
+  ExpectNothingRunning();
+
+  ToolResult again = Apply({spec});
+  ASSERT_EQ(again.status, 0) << again.output;
+  ExpectSameTreeEverywhere();
 }
 
 TEST_F(SshApplyTest, DistributedKeyLetsTheChiefReachEveryNode) {

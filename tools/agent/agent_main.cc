@@ -33,6 +33,14 @@
 // and a sync, to check what arrived (exit 1 naming the files that differ):
 //
 //   fleetplan-agent --verify-tree=ROOT --manifest=PATH
+//
+// and the sync relay (relay.h): the chief serves its synced tree, the
+// others fetch what they lack from it and check their tree:
+//
+//   fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P
+//       --relay-expect=N [--watch-stdin]
+//   fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT
+//       --manifest=PATH [--relay-expect-digest=HEX] [--relay-all]
 
 #include <fcntl.h>
 #include <signal.h>
@@ -55,10 +63,12 @@
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
 #include "tools/agent/probe.h"
+#include "tools/agent/relay.h"
 #include "tools/process/files.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/preflight_request.h"
 #include "tools/sync/manifest.h"
+#include "tools/sync/tree_check.h"
 #include "tools/util/flags.h"
 
 ABSL_FLAG(std::string, node, "", "This node's name, for output prefixes and result.json.");
@@ -114,7 +124,23 @@ ABSL_FLAG(std::string, activation, "none",
 ABSL_FLAG(std::string, activation_output, "", "--preflight: what a failed activation printed.");
 ABSL_FLAG(std::string, verify_tree, "",
           "Check that this folder holds every file of --manifest as listed and exit.");
-ABSL_FLAG(std::string, manifest, "", "The sync manifest --verify-tree checks against.");
+ABSL_FLAG(std::string, manifest, "",
+          "The sync manifest --verify-tree checks against, --relay-serve serves, or "
+          "--relay-from records.");
+ABSL_FLAG(std::string, relay_serve, "",
+          "Relay: serve this synced folder to the other nodes' agents and exit once "
+          "--relay-expect were served or stdin (--watch-stdin) ends.");
+ABSL_FLAG(int, relay_port, 0, "Relay: the port --relay-serve listens on.");
+ABSL_FLAG(int, relay_expect, 1, "Relay: receivers --relay-serve waits for.");
+ABSL_FLAG(std::string, relay_from, "",
+          "Relay: fetch what this node lacks from the relay server at HOST:PORT into "
+          "--relay-root, record --manifest and check the tree; exit 75 when it cannot be "
+          "reached.");
+ABSL_FLAG(std::string, relay_from_node, "", "Relay: the serving node's name, for messages.");
+ABSL_FLAG(std::string, relay_root, "", "Relay: where --relay-from writes.");
+ABSL_FLAG(std::string, relay_expect_digest, "",
+          "Relay: the digest of the manifest apply synced; another one fails.");
+ABSL_FLAG(bool, relay_all, false, "Relay: fetch every file, whatever this node recorded.");
 ABSL_FLAG(absl::Duration, probe_timeout, absl::Seconds(30),
           "Probe: how long --probe-listen listens or --probe-connect retries.");
 
@@ -177,6 +203,30 @@ std::optional<int> RunPreflightChecks() {
   return fleetplan::RunPreflight(*request, activation, stop_fd, stdout);
 }
 
+// Serves or receives a sync relay; nullopt when the flags ask for neither.
+std::optional<int> RunRelay() {
+  if (std::string root = absl::GetFlag(FLAGS_relay_serve); !root.empty()) {
+    fleetplan::RelayServeOptions options;
+    options.root = root;
+    options.manifest_path = absl::GetFlag(FLAGS_manifest);
+    options.port = absl::GetFlag(FLAGS_relay_port);
+    options.expect = absl::GetFlag(FLAGS_relay_expect);
+    options.stop_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
+    return fleetplan::RunRelayServe(options, stdout);
+  }
+  if (std::string from = absl::GetFlag(FLAGS_relay_from); !from.empty()) {
+    fleetplan::RelayReceiveOptions options;
+    options.from = from;
+    options.from_node = absl::GetFlag(FLAGS_relay_from_node);
+    options.root = absl::GetFlag(FLAGS_relay_root);
+    options.manifest_path = absl::GetFlag(FLAGS_manifest);
+    options.expect_digest = absl::GetFlag(FLAGS_relay_expect_digest);
+    options.ignore_recorded = absl::GetFlag(FLAGS_relay_all);
+    return fleetplan::RunRelayReceive(options, stdout);
+  }
+  return std::nullopt;
+}
+
 // Checks the tree the flags name against its manifest; nullopt when they
 // ask for no check.
 std::optional<int> RunVerifyTree() {
@@ -191,7 +241,8 @@ std::optional<int> RunVerifyTree() {
                  std::string(manifest.status().message()).c_str());
     return 1;
   }
-  std::vector<std::string> mismatches = fleetplan::FindTreeMismatches(root, *manifest);
+  std::vector<std::string> mismatches =
+      fleetplan::CheckTree(root, *manifest, fleetplan::CheckRecordPath(manifest_path));
   if (mismatches.empty()) {
     std::printf("%zu files as listed\n", manifest->entries.size());
     return 0;
@@ -375,6 +426,11 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --probe-ifname=ADDRESS\n"
       "Checking a synced tree against its manifest:\n"
       "  fleetplan-agent --verify-tree=ROOT --manifest=PATH\n"
+      "The sync relay (the chief serves, the others fetch and check):\n"
+      "  fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P --relay-expect=N "
+      "[--watch-stdin]\n"
+      "  fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT "
+      "--manifest=PATH [--relay-expect-digest=HEX] [--relay-all]\n"
       "Flag names may be written with dashes or underscores.");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
@@ -385,6 +441,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> checked = RunPreflightChecks(); checked.has_value()) return *checked;
   if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
   if (std::optional<int> verified = RunVerifyTree(); verified.has_value()) return *verified;
+  if (std::optional<int> relayed = RunRelay(); relayed.has_value()) return *relayed;
 
   if (std::optional<int> done = RunLogsOrStop(); done.has_value()) return *done;
 

@@ -177,6 +177,9 @@ absl::StatusOr<int> PrintRankLogs(const LogsOptions& options) {
     flush_all();
     return 0;
   }
+  // A job that ends within moments of its launch (the edit loop's quick
+  // checks) is seen ending at once; a long one is polled at the interval.
+  const absl::Time quick_until = absl::Now() + absl::Seconds(2);
   while (true) {
     std::optional<NodeJobState> state = ReadJobState(options.log_dir);
     bool current = state.has_value() && state->run_id == run_id;
@@ -198,7 +201,9 @@ absl::StatusOr<int> PrintRankLogs(const LogsOptions& options) {
       }
       return current ? state->exit_status : 0;
     }
-    absl::SleepFor(options.poll_interval);
+    absl::SleepFor(absl::Now() < quick_until
+                       ? std::min(options.poll_interval, absl::Milliseconds(10))
+                       : options.poll_interval);
   }
 }
 

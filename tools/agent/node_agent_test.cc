@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/agent/test_ports.h"
 #include "nlohmann/json.hpp"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
@@ -244,19 +245,6 @@ TEST_F(NodeAgentTest, RanksSeeOnlyTheirLaunchersVariablesAndArgument) {
                                   "rank=5 elastic=run-9\n"));
 }
 
-// A free TCP port on the loopback, for a coordinator to listen on.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
 // Three agents of one job in this process: a coordinator ("a", ranks 0-1)
 // and two workers ("b" rank 2, "c" rank 3), each with its own log folder.
 class JobTest : public NodeAgentTest {
@@ -296,7 +284,7 @@ class JobTest : public NodeAgentTest {
     return states;
   }
 
-  int port_ = FreePort();
+  int port_ = FreeLoopbackPort();
 };
 
 TEST_F(JobTest, EveryNodeSucceedsTogether) {

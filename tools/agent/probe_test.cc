@@ -12,6 +12,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/agent/test_ports.h"
 #include "tools/protocol/check_line.h"
 #include "tools/util/status_matchers.h"
 
@@ -19,19 +20,6 @@ namespace fleetplan {
 namespace {
 
 using ::testing::HasSubstr;
-
-// A port nothing listens on right now.
-int FreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  bind(fd, reinterpret_cast<sockaddr*>(&address), length);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 // Runs the listen probe on a thread, its output going to a temporary file.
 class Listener {
@@ -58,7 +46,7 @@ class Listener {
 
 TEST(ProbeTest, ListenerServesTheExpectedConnectionsThenFreesThePort) {
   ListenProbeOptions options;
-  options.port = FreePort();
+  options.port = FreeLoopbackPort();
   options.expect = 2;
   Listener listener(options);
   std::string target = absl::StrCat("127.0.0.1:", options.port);
@@ -86,7 +74,7 @@ TEST(ProbeTest, ListenerServesTheExpectedConnectionsThenFreesThePort) {
 
 TEST(ProbeTest, APortInUseFailsWithTheFix) {
   ListenProbeOptions options;
-  options.port = FreePort();
+  options.port = FreeLoopbackPort();
   options.expect = 5;  // more than come: it stays until its stdin closes
   options.timeout = absl::Seconds(20);
   int stop[2];
@@ -121,7 +109,7 @@ TEST(ProbeTest, AConnectionJustAfterTheStopIsStillAccepted) {
   // A one-node cluster: apply closes the chief's stdin at once, as no other
   // node is left to wait for, and only then does the chief connect.
   ListenProbeOptions options;
-  options.port = FreePort();
+  options.port = FreeLoopbackPort();
   options.expect = 1;
   int stop[2];
   ASSERT_EQ(pipe(stop), 0);
@@ -138,7 +126,7 @@ TEST(ProbeTest, AConnectionJustAfterTheStopIsStillAccepted) {
 
 TEST(ProbeTest, ConnectRetriesUntilTheListenerIsUp) {
   ListenProbeOptions options;
-  options.port = FreePort();
+  options.port = FreeLoopbackPort();
   std::thread late([&] {
     absl::SleepFor(absl::Milliseconds(500));
     std::string output;
@@ -151,7 +139,7 @@ TEST(ProbeTest, ConnectRetriesUntilTheListenerIsUp) {
 
 TEST(ProbeTest, ConnectGivesUpNamingTheError) {
   absl::StatusOr<std::string> refused =
-      ConnectProbe(absl::StrCat("127.0.0.1:", FreePort()), absl::Milliseconds(600));
+      ConnectProbe(absl::StrCat("127.0.0.1:", FreeLoopbackPort()), absl::Milliseconds(600));
   EXPECT_THAT(refused, StatusIs(absl::StatusCode::kUnavailable,
                                 HasSubstr("Connection refused (kept trying for 600ms)")));
   EXPECT_THAT(ConnectProbe("no-port", absl::Seconds(1)),

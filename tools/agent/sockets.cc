@@ -120,6 +120,7 @@ absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Durat
   absl::StatusOr<HostPort> parsed = ParseHostPort(target);
   if (!parsed.ok()) return parsed.status();
   absl::Time deadline = absl::Now() + timeout;
+  absl::Duration pause = absl::Milliseconds(10);
   std::string last_error;
   do {
     addrinfo hints{};
@@ -141,7 +142,9 @@ absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Durat
       last_error = absl::StrCat("cannot connect to ", where, ": ", std::strerror(-fd));
     }
     if (found != nullptr) freeaddrinfo(found);
-    absl::SleepFor(std::min(absl::Milliseconds(200), deadline - absl::Now()));
+    // Quick retries first: the listener is usually moments from ready.
+    absl::SleepFor(std::min(pause, deadline - absl::Now()));
+    pause = std::min(pause * 2, absl::Milliseconds(200));
   } while (absl::Now() < deadline);
   return absl::UnavailableError(absl::StrCat(
       last_error, " (kept trying for ", absl::FormatDuration(timeout), ")"));

@@ -46,9 +46,10 @@ struct Connected {
   std::string address;  // "target (1.2.3.4)", for messages
 };
 
-// Connects to `target`, retrying refused and timed-out attempts every
-// 200 ms until `timeout` (the listener may not be up yet). InvalidArgument
-// for a malformed target, Unavailable with the last error otherwise.
+// Connects to `target`, retrying refused and timed-out attempts (after
+// 10 ms, doubling up to every 200 ms) until `timeout` (the listener may not
+// be up yet). InvalidArgument for a malformed target, Unavailable with the
+// last error otherwise.
 absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Duration timeout);
 
 // Milliseconds left until `deadline`, for poll(); 0 once it passed.

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -24,6 +25,7 @@
 #include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
+#include "tools/util/shell_quote.h"
 #include "tools/util/timed_cancel.h"
 
 namespace fleetplan {
@@ -61,13 +63,22 @@ ApplyResult Executor::Run() {
     // What an earlier Run found is not this one's.
     absl::MutexLock lock(&mu_);
     anything_changed_ = false;
+    checked_inputs_changed_ = false;
     built_.clear();
     checks_ = PreflightReport(NodeNames(spec_));
     checks_reported_ = false;
   }
   ended_job_.reset();
   if (!options_.check_only) {
-    if (std::optional<ApplyResult> running = CheckRunningJob(); running.has_value()) {
+    // The other nodes' manifests are read meanwhile (a sync may relay);
+    // only the chief's connection is used here until they are.
+    prefetched_.clear();
+    std::thread prefetch([this] { PrefetchRecordedManifests(spec_.chief().name); });
+    std::optional<NodeJobState> job = FindPhase(plan_, PhaseKind::kLaunch) != nullptr
+                                          ? ReadChiefJobState()
+                                          : std::nullopt;
+    prefetch.join();
+    if (std::optional<ApplyResult> running = CheckRunningJob(job); running.has_value()) {
       return *running;
     }
   }
@@ -168,7 +179,20 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
   }
   for (const Step& step : synthesized) rest.push_back(&step);
   RunSteps(first, options_.parallelism);
-  if (!Stopping()) RunSteps(rest, options_.parallelism);
+  if (!Stopping()) {
+    if (phase.kind == PhaseKind::kSync) {
+      absl::Time start = absl::Now();
+      RunSyncSteps(rest);
+      std::vector<SyncTraffic> traffic;
+      {
+        absl::MutexLock lock(&mu_);
+        traffic.swap(sync_traffic_);
+      }
+      if (!traffic.empty()) reporter_.SyncReported(traffic, absl::Now() - start);
+    } else {
+      RunSteps(rest, options_.parallelism);
+    }
+  }
   absl::MutexLock lock(&mu_);
   if (failed_) return {kExitApplyFailed, failure_};
   return {};
@@ -192,6 +216,8 @@ void Executor::RunOneStep(const Step& step, const absl::Notification* serving_do
   if (outcome.status == StepStatus::kChanged) {
     absl::MutexLock lock(&mu_);
     anything_changed_ = true;
+    // A sync says itself what it changed (NoteSyncChanges).
+    if (step.kind != StepKind::kSyncTree) checked_inputs_changed_ = true;
   }
   if (outcome.status == StepStatus::kFailed && outcome.stops_phase) {
     NoteFailure(outcome.failure);
@@ -275,13 +301,14 @@ Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash)
 }
 
 bool Executor::AllRecorded(const Phase& phase) {
-  for (const Step& step : phase.steps) {
-    if (FindNode(step.node) == nullptr ||
-        Skippable(step, step.hash).status != StepStatus::kUnchanged) {
-      return false;
-    }
-  }
-  return true;
+  // Every node at once: a round trip each.
+  std::vector<char> recorded(phase.steps.size(), 0);
+  ParallelFor(phase.steps.size(), options_.parallelism, [&](size_t i) {
+    const Step& step = phase.steps[i];
+    recorded[i] = FindNode(step.node) != nullptr &&
+                  Skippable(step, step.hash).status == StepStatus::kUnchanged;
+  });
+  return std::all_of(recorded.begin(), recorded.end(), [](char r) { return r != 0; });
 }
 
 void Executor::ReportUnchanged(const Phase& phase) {
@@ -289,6 +316,15 @@ void Executor::ReportUnchanged(const Phase& phase) {
     reporter_.StepStarted(step);
     reporter_.StepFinished(step, StepStatus::kUnchanged, absl::ZeroDuration(), "");
   }
+}
+
+std::string Executor::RecordCommand(const Step& step, const std::string& hash) const {
+  if (hash.empty() || options_.check_only) return "";
+  std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
+  std::string temporary = absl::StrCat(path, ".tmp");
+  return absl::StrCat("mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+                      " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
+                      " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
 }
 
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
@@ -299,12 +335,27 @@ absl::Status Executor::Record(const Step& step, const std::string& hash) {
 }
 
 ApplyResult Executor::RecordPhase(const Phase& phase) {
-  for (const Step& step : phase.steps) {
-    if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-      return {kExitApplyFailed, absl::StrCat("node '", step.node, "': ", recorded.message())};
+  // Every node at once: a round trip each.
+  std::vector<absl::Status> recorded(phase.steps.size());
+  ParallelFor(phase.steps.size(), options_.parallelism,
+              [&](size_t i) { recorded[i] = Record(phase.steps[i], phase.steps[i].hash); });
+  for (size_t i = 0; i < phase.steps.size(); ++i) {
+    if (!recorded[i].ok()) {
+      return {kExitApplyFailed,
+              absl::StrCat("node '", phase.steps[i].node, "': ", recorded[i].message())};
     }
   }
   return {};
+}
+
+void Executor::NoteSyncChanges(const SyncResult& changes) {
+  // The program as the launch finds it under the workdir ("./train.sh").
+  std::string program = spec_.job.program;
+  while (absl::StartsWith(program, "./")) program.erase(0, 2);
+  bool checked = changes.extras_changed;
+  for (const std::string& path : changes.changed_paths) checked |= path == program;
+  absl::MutexLock lock(&mu_);
+  checked_inputs_changed_ |= checked;
 }
 
 Executor::Outcome Executor::Build(const Step& step) {
@@ -387,39 +438,67 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
   // step's hash, so it always runs.
   // (ValidateNodes has refused a workdir inside the source already.)
   const NodeSpec& node = *FindNode(step.node);
+  absl::Time start = absl::Now();
+  bool relayed = !relay_from_.empty() && node.name != spec_.chief().name;
+  Outcome outcome = relayed ? RelayNode(step, node) : SyncDirect(step, node);
+  if (outcome.status == StepStatus::kFailed) return outcome;
+  if (absl::Status recorded = outcome.recorded ? absl::OkStatus() : Record(step, step.hash);
+      !recorded.ok()) {
+    return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
+  }
+  if (outcome.status == StepStatus::kChanged) {
+    // The outcome's traffic; the node's elapsed time is known only here.
+    absl::MutexLock lock(&mu_);
+    for (SyncTraffic& traffic : sync_traffic_) {
+      if (traffic.node == node.name) traffic.elapsed = absl::Now() - start;
+    }
+  }
+  return outcome;
+}
+
+Executor::Outcome Executor::CheckWorkdir(const Step& step, const NodeSpec& node,
+                                         uint64_t bytes) {
+  Outcome workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+  workdir.stops_phase = true;
+  return workdir;
+}
+
+Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   // Before anything is sent: is the workdir there, writable, with room?
   Outcome workdir;
   auto check_workdir = [&](uint64_t bytes) {
-    workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+    workdir = CheckWorkdir(step, node, bytes);
     return workdir.status == StepStatus::kFailed
                ? absl::FailedPreconditionError(workdir.failure)
                : absl::OkStatus();
   };
   SyncOptions sync;
   sync.ignore_recorded = options_.force;
+  if (auto it = recorded_.find(node.name); it != recorded_.end()) sync.recorded = &it->second;
   sync.before_send = check_workdir;
   // The agent arrives with this sync; it checks what did.
   if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);
+  sync.after_verify = RecordCommand(step, step.hash);
   sync.cancel = CancelFor(node.name);
   sync.verify_timeout = options_.step_timeout;
   absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,
                                                node.workdir, SyncManifestPath(node), sync);
-  if (workdir.status == StepStatus::kFailed) {
-    workdir.stops_phase = true;
-    return workdir;
-  }
+  if (workdir.status == StepStatus::kFailed) return workdir;
   if (!result.ok()) {
     return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: ",
                                         result.status().message()));
   }
   Outcome outcome;
   outcome.status = result->changed() ? StepStatus::kChanged : StepStatus::kUnchanged;
+  // The verifier ran (after any change, or everything sent) and recorded.
+  outcome.recorded = !sync.verifier.empty() && !sync.after_verify.empty() &&
+                     (result->changed() || sync.ignore_recorded);
   if (result->changed()) {
+    NoteSyncChanges(*result);
     outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,
-                                  " bytes), ", result->files_removed, " removed");
-  }
-  if (absl::Status recorded = Record(step, step.hash); !recorded.ok()) {
-    return Outcome::Failed(absl::StrCat("node '", node.name, "': ", recorded.message()));
+                                  " bytes), ", result->files_removed, " removed; ",
+                                  FormatBytes(result->bytes_sent), " from this machine");
+    NoteSyncTraffic({node.name, "direct", result->bytes_sent, result->bytes_sent});
   }
   return outcome;
 }
@@ -556,7 +635,11 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
     if (!stopped.ok()) absl::StrAppend(&first_failure, "\n", stopped.message());
     return {kExitApplyFailed, first_failure};
   }
-  if (ApplyResult recorded = RecordPhase(phase); recorded.exit_code != 0) return recorded;
+  // A node that cannot take the launch's record (its container just died)
+  // is the job's to report: the job is followed, and the record's failure
+  // said only when the job itself succeeded.
+  ApplyResult recorded = RecordPhase(phase);
+  if (options_.detach && recorded.exit_code != 0) return recorded;
   if (options_.detach) {
     ApplyResult result;
     result.note = absl::StrCat("run ", run_id_, " started on ", spec_.nodes.size(),
@@ -566,7 +649,8 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
                                options_.stop_command);
     return result;
   }
-  return FollowJob(run_id_);
+  ApplyResult followed = FollowJob(run_id_);
+  return followed.exit_code == 0 && recorded.exit_code != 0 ? recorded : followed;
 }
 
 }  // namespace fleetplan

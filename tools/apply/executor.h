@@ -34,6 +34,7 @@
 #include "tools/protocol/job_state.h"
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
+#include "tools/sync/sync_tree.h"
 
 namespace fleetplan {
 
@@ -127,6 +128,8 @@ class Executor {
     // A failed check does not stop the other nodes' checks; anything else
     // that fails stops the phase.
     bool stops_phase = true;
+    // The step's command recorded its hash on the node already.
+    bool recorded = false;
 
     static Outcome Failed(std::string failure, int exit_status = 0) {
       Outcome outcome;
@@ -152,10 +155,10 @@ class Executor {
   // Starts every node's agent at once (run_id_ set); the first node that
   // failed by itself cancels the others. Returns its failure, or "".
   std::string StartAgents(const Phase& phase);
-  // A job of this spec that still runs (read on the chief): nullopt when
-  // none does; else the result that ends this apply (nothing changed: 0;
-  // changes refused), or an empty result once --replace stopped it.
-  std::optional<ApplyResult> CheckRunningJob();
+  // A job of this spec that still runs (`job`, read on the chief): nullopt
+  // when none does; else the result that ends this apply (nothing changed:
+  // 0; changes refused), or an empty result once --replace stopped it.
+  std::optional<ApplyResult> CheckRunningJob(const std::optional<NodeJobState>& job);
   // Follows every node's rank logs until the job ends; its result.
   ApplyResult FollowJob(const std::string& run_id);
   // Stops the job on every node (`stop`); the first error names its node.
@@ -171,6 +174,33 @@ class Executor {
   Outcome EnsureKey(const Step& step);
   Outcome AuthorizeKey(const Step& step);
   Outcome SyncNode(const Step& step);
+  // The direct sync: every changed file from this machine to the node.
+  Outcome SyncDirect(const Step& step, const NodeSpec& node);
+  // Is the workdir there, writable, with room for `bytes`? Failed outcome
+  // (stopping the phase) when not.
+  Outcome CheckWorkdir(const Step& step, const NodeSpec& node, uint64_t bytes);
+  // Sync relay (executor_relay.cc): true when `[sync] relay` applies here.
+  bool UseRelay() const;
+  // Runs the sync steps: directly, or, with the relay, the chief's first
+  // and then the others fetching from the chief's agent.
+  void RunSyncSteps(const std::vector<const Step*>& steps);
+  // A node fetches its changed files from the chief (relay_from_).
+  Outcome RelayNode(const Step& step, const NodeSpec& node);
+  void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
+  // After a node's sync changed files: an extra (the agent, a built
+  // binary) or the job's program among them means the preflight checks
+  // must run again; other source files (an edited script) do not.
+  void NoteSyncChanges(const SyncResult& changes) ABSL_LOCKS_EXCLUDED(mu_);
+  // Reads every node's recorded manifest into recorded_, in parallel; the
+  // most bytes a node lacks. Nullopt (and recorded_ partial) when a node
+  // could not be read: its sync step will say why.
+  std::optional<uint64_t> ReadRecordedManifests(const std::vector<const Step*>& steps);
+  // Fills prefetched_ for every node but `except`, when a relayed sync may
+  // follow.
+  void PrefetchRecordedManifests(const std::string& except);
+  // Shell text that fetches the agent from the chief's relay into
+  // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
+  std::string FetchAgentCommand(const NodeSpec& node) const;
   Outcome WriteEnv(const Step& step);
   // Runs preflight checks (`script`) for `step`, adds what they found to
   // the report; failed checks fail the step without stopping the phase.
@@ -187,6 +217,9 @@ class Executor {
   // Reports every step of `phase` as unchanged.
   void ReportUnchanged(const Phase& phase);
   absl::Status Record(const Step& step, const std::string& hash);
+  // Shell text that records `hash` for `step` on its node, for a command
+  // that ends the step ("" under --check).
+  std::string RecordCommand(const Step& step, const std::string& hash) const;
   // Records every step of `phase` on its node (all or none of a phase
   // succeeded: preflight, launch); the first failure names its node.
   ApplyResult RecordPhase(const Phase& phase);
@@ -215,11 +248,24 @@ class Executor {
   bool failed_ ABSL_GUARDED_BY(mu_) = false;
   std::string failure_ ABSL_GUARDED_BY(mu_);
   bool anything_changed_ ABSL_GUARDED_BY(mu_) = false;
+  // Something changed besides source files that no check looks at (see
+  // NoteSyncChanges): the preflight checks run again.
+  bool checked_inputs_changed_ ABSL_GUARDED_BY(mu_) = false;
   std::string chief_key_ ABSL_GUARDED_BY(mu_);
   std::vector<ExtraFile> built_ ABSL_GUARDED_BY(mu_);
   PreflightReport checks_ ABSL_GUARDED_BY(mu_);
   bool checks_reported_ ABSL_GUARDED_BY(mu_) = false;
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
+  // While the chief serves the relay: its HOST:PORT, for the others.
+  std::string relay_from_;
+  // What each node recorded, read at once before a relayed sync (written
+  // before the steps start, read-only during them).
+  std::map<std::string, Manifest> recorded_;
+  // The same, read ahead on the nodes other than the chief while apply
+  // reads the chief's job state (the first use of each node's file channel
+  // overlaps with the chief's).
+  std::map<std::string, Manifest> prefetched_;
+  std::vector<SyncTraffic> sync_traffic_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
   // The chief's job as Run found it, when it had ended (CheckRunningJob).
   std::optional<NodeJobState> ended_job_;

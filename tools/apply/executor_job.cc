@@ -37,9 +37,8 @@ std::optional<NodeJobState> Executor::ReadChiefJobState() {
 
 absl::Status Executor::StopJob() { return JobControl(spec_, connections_).Stop(); }
 
-std::optional<ApplyResult> Executor::CheckRunningJob() {
+std::optional<ApplyResult> Executor::CheckRunningJob(const std::optional<NodeJobState>& job) {
   if (FindPhase(plan_, PhaseKind::kLaunch) == nullptr) return std::nullopt;
-  std::optional<NodeJobState> job = ReadChiefJobState();
   // An ended job stays ended until this apply launches: the launch phase
   // decides from it without asking the chief again.
   if (job.has_value() && IsFinal(job->phase)) ended_job_ = job;

@@ -47,10 +47,13 @@ ApplyResult Executor::RunPreflight(const Phase& phase) {
   bool changed;
   {
     absl::MutexLock lock(&mu_);
-    changed = anything_changed_;
+    changed = checked_inputs_changed_;
   }
   // All nodes or none: the chief's listener waits for every node's connect
-  // check. And the checks guard the launch, so they run whenever it will.
+  // check. The checks guard the launch: they run whenever it runs after
+  // anything they check changed, or after a launch that did not succeed
+  // (its record is gone). An edited source file that is not the program
+  // (the edit loop) relaunches without them.
   const Phase* launch = FindPhase(plan_, PhaseKind::kLaunch);
   if (!changed && !options_.force && !options_.check_only && AllRecorded(phase) &&
       (launch == nullptr || AllRecorded(*launch))) {

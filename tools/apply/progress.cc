@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "tools/util/ansi_style.h"
@@ -61,6 +62,10 @@ class PlainReporter : public ProgressReporter {
 
   void OutputLine(absl::string_view, absl::string_view line) override { Print(line); }
 
+  void SyncReported(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) override {
+    if (steps_) Print(SyncSummaryLine(nodes, elapsed));
+  }
+
   void ChecksReported(const PreflightReport& report) override {
     std::string table = RenderPreflightTable(report, color_);
     table.pop_back();  // Print adds the newline
@@ -103,6 +108,20 @@ class JsonReporter : public ProgressReporter {
 
   void OutputLine(absl::string_view node, absl::string_view line) override {
     Emit({{"event", "output"}, {"node", std::string(node)}, {"line", std::string(line)}});
+  }
+
+  void SyncReported(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) override {
+    nlohmann::json per_node = nlohmann::json::array();
+    uint64_t uplink = 0, bytes = 0;
+    for (const SyncTraffic& node : nodes) {
+      per_node.push_back({{"node", node.node}, {"via", node.via}, {"bytes", node.bytes},
+                          {"uplink_bytes", node.uplink_bytes},
+                          {"seconds", absl::ToDoubleSeconds(node.elapsed)}});
+      uplink += node.uplink_bytes;
+      bytes += node.bytes;
+    }
+    Emit({{"event", "sync"}, {"uplink_bytes", uplink}, {"bytes", bytes},
+          {"seconds", absl::ToDoubleSeconds(elapsed)}, {"nodes", per_node}});
   }
 
   void ChecksReported(const PreflightReport& report) override {
@@ -165,6 +184,14 @@ class LiveReporter : public ProgressReporter {
     Draw();
   }
 
+  void SyncReported(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) override {
+    std::string line = SyncSummaryLine(nodes, elapsed);
+    absl::MutexLock lock(&mu_);
+    Erase();
+    std::fprintf(out_, "%s\n", line.c_str());
+    Draw();
+  }
+
   void ChecksReported(const PreflightReport& report) override {
     std::string table = RenderPreflightTable(report, color_);
     absl::MutexLock lock(&mu_);
@@ -217,6 +244,33 @@ class LiveReporter : public ProgressReporter {
 };
 
 }  // namespace
+
+std::string FormatBytes(uint64_t bytes) {
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
+  double value = bytes / 1024.0;
+  int unit = 0;
+  while (value >= 1024 && unit < 3) {
+    value /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", value, units[unit]);
+}
+
+std::string SyncSummaryLine(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) {
+  uint64_t uplink = 0, bytes = 0;
+  std::vector<std::string> parts;
+  for (const SyncTraffic& node : nodes) {
+    uplink += node.uplink_bytes;
+    bytes += node.bytes;
+    parts.push_back(absl::StrCat(node.node, " ", FormatBytes(node.uplink_bytes), " ", node.via,
+                                 " ", Seconds(node.elapsed)));
+  }
+  return absl::StrCat("sync: ", FormatBytes(uplink), " sent from this machine for ",
+                      FormatBytes(bytes), " written on ", nodes.size(),
+                      nodes.size() == 1 ? " node" : " nodes", " in ", Seconds(elapsed), " (",
+                      absl::StrJoin(parts, ", "), ")");
+}
 
 absl::string_view StepStatusName(StepStatus status) {
   switch (status) {

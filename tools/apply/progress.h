@@ -6,6 +6,7 @@
 // machines; the preflight summary as a table, or as `check` events. The
 // executor calls a ProgressReporter from many threads.
 
+#include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -27,6 +28,24 @@ enum class StepStatus { kRunning, kChanged, kUnchanged, kFailed, kCancelled };
 // "running", "changed", "unchanged", "failed", "cancelled".
 absl::string_view StepStatusName(StepStatus status);
 
+// What one node's sync cost this machine's link: `uplink_bytes` left this
+// machine for it (all of `bytes` when sent directly; only what was sent
+// directly, such as the launch agent, when the chief relayed the rest).
+struct SyncTraffic {
+  std::string node;
+  std::string via;  // "direct", "relay" (from the chief) or "direct (relay unreachable)"
+  uint64_t bytes = 0;         // file bytes written on the node
+  uint64_t uplink_bytes = 0;  // of those, sent from this machine
+  absl::Duration elapsed;
+};
+
+// "12.3 MiB" (B, KiB, MiB, GiB).
+std::string FormatBytes(uint64_t bytes);
+
+// "sync: 40.0 MiB sent from this machine for 80.0 MiB written on 2 nodes in
+// 3.2s (head 40.0 MiB direct 3.1s, w1 0 B relay 0.2s)".
+std::string SyncSummaryLine(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed);
+
 class ProgressReporter {
  public:
   virtual ~ProgressReporter() = default;
@@ -43,6 +62,9 @@ class ProgressReporter {
   // What the preflight checks found on every node, once they have all
   // ended (or apply stopped before they could). Default: nothing.
   virtual void ChecksReported(const PreflightReport& report) {}
+  // The end of a sync phase that wrote something: per node and in all,
+  // what it sent from this machine and how long it took. Default: nothing.
+  virtual void SyncReported(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) {}
   // The end of the apply: `ok`, and the message when it failed.
   // `message`: why it failed, or, on success, what it leaves running.
   virtual void Finished(bool ok, int exit_code, absl::string_view message) = 0;

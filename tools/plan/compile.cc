@@ -193,7 +193,11 @@ Phase PreflightPhase(const ClusterSpec& spec,
   inputs.nodes = static_cast<int>(spec.nodes.size());
   inputs.nccl_auto = NcclAuto(spec);
   inputs.job = &spec.job;
-  inputs.sync_bytes = compile_inputs.source_bytes;
+  // Rounded up to a MiB: the room asked for barely moves, and an edit that
+  // changes the sources' size by a few bytes leaves the step's hash alone
+  // (the edit loop relaunches without rerunning the checks).
+  constexpr uint64_t kMiB = 1 << 20;
+  inputs.sync_bytes = (compile_inputs.source_bytes + kMiB - 1) / kMiB * kMiB;
   std::string connect = absl::StrCat(ReachAddress(*inputs.chief), ":", inputs.master_port, ",",
                                      inputs.supervisor_port);
   for (size_t i = 0; i < spec.nodes.size(); ++i) {

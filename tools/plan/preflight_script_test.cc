@@ -320,7 +320,8 @@ TEST_F(PreflightScriptTest, CompiledPlansRunTheChiefBesideTheOthers) {
   EXPECT_THAT(preflight.steps[0].command,
               HasSubstr(absl::StrCat("\"supervisor_port\":", inputs_.supervisor_port, ",")));
   EXPECT_THAT(preflight.steps[1].command, HasSubstr("\"listen_for\":0,"));
-  EXPECT_THAT(preflight.steps[1].command, HasSubstr("\"sync_bytes\":4096,"));
+  // The sources' size, rounded up to a MiB.
+  EXPECT_THAT(preflight.steps[1].command, HasSubstr("\"sync_bytes\":1048576,"));
   EXPECT_THAT(preflight.steps[0].inputs,
               ElementsAre(Pair("workdir", dir_ + "/work"),
                           Pair("master_port", absl::StrCat(inputs_.master_port)),

@@ -97,6 +97,10 @@ struct SyncSpec {
   bool enabled = false;        // true when [sync] is present
   std::string source;          // absolute (resolved against the spec's folder)
   std::vector<std::string> exclude;  // glob patterns, matched per path component
+  // "auto": the changed files cross apply's link once, to the chief, whose
+  // agent passes them on to the others (from 3 nodes); "off": each node
+  // gets them from apply directly.
+  bool relay = true;
 };
 
 struct NetworkSpec {

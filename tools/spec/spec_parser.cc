@@ -407,7 +407,7 @@ void SpecReader::ReadSync(const toml::node& sync, ClusterSpec* spec) {
     reader_.ExpectType(sync, "sync", "a table");
     return;
   }
-  reader_.CheckKeys(*table, "sync.", {"source", "exclude"});
+  reader_.CheckKeys(*table, "sync.", {"source", "exclude", "relay"});
   spec->sync.enabled = true;
   std::string source = ".";
   if (const toml::node* node = table->get("source")) {
@@ -418,6 +418,16 @@ void SpecReader::ReadSync(const toml::node& sync, ClusterSpec* spec) {
   if (const toml::node* node = table->get("exclude")) {
     spec->sync.exclude =
         reader_.StringList(*node, "sync.exclude").value_or(std::vector<std::string>{});
+  }
+  if (const toml::node* node = table->get("relay")) {
+    if (std::optional<std::string> relay = reader_.String(*node, "sync.relay")) {
+      if (*relay == "auto" || *relay == "off") {
+        spec->sync.relay = *relay == "auto";
+      } else {
+        reader_.Error(*node, "sync.relay",
+                      absl::StrCat("\"", *relay, "\" is not a relay mode (expected \"auto\" or \"off\")"));
+      }
+    }
   }
 }
 

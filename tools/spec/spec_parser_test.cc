@@ -292,6 +292,17 @@ TEST(SpecParserTest, UnknownKeySuggestsTheNearest) {
             "name); did you mean `gpus`?\n  gpu  = [0, 1]\n  ^");
 }
 
+TEST(SpecParserTest, SyncRelayIsAutoUnlessTurnedOff) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec relayed, ParseSpec(absl::StrCat(kBase, "[sync]\n"), kPath));
+  EXPECT_TRUE(relayed.sync.relay);
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec direct,
+                          ParseSpec(absl::StrCat(kBase, "[sync]\nrelay = \"off\"\n"), kPath));
+  EXPECT_FALSE(direct.sync.relay);
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[sync]\nrelay = \"always\"\n")),
+            "/specs/cluster.toml:22:9: error: sync.relay: \"always\" is not a relay mode "
+            "(expected \"auto\" or \"off\")\n  relay = \"always\"\n          ^");
+}
+
 TEST(SpecParserTest, UnknownTopLevelTable) {
   EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[netwrok]\nib = false\n")),
             "/specs/cluster.toml:21:2: error: netwrok: unknown key (expected one of: name, "

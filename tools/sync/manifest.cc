@@ -31,6 +31,8 @@ absl::Status ErrnoError(absl::string_view what, const std::string& path) {
   return absl::InternalError(message);
 }
 
+}  // namespace
+
 // Streams the file through the digester rather than reading it whole:
 // trees may hold large checkpoints or datasets.
 absl::StatusOr<std::string> DigestFile(const std::string& path) {
@@ -52,6 +54,8 @@ absl::StatusOr<std::string> DigestFile(const std::string& path) {
   close(fd);
   return digester.Hex();
 }
+
+namespace {
 
 absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path,
                                        std::string relative, bool extra) {

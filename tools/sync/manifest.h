@@ -46,6 +46,10 @@ struct Manifest {
 bool IsExcluded(absl::string_view relative_path,
                 const std::vector<std::string>& exclude);
 
+// The content digest of a file (digest.h), read in pieces. NotFound when
+// it is missing, Internal when it cannot be read; errors name the path.
+absl::StatusOr<std::string> DigestFile(const std::string& path);
+
 // Walks `root` (files and, through symlinks, the files they point at;
 // symlinked directories are not followed) skipping paths with an excluded
 // component and the tree's own `.fleetplan` state folder. NotFound when

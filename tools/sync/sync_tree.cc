@@ -19,10 +19,10 @@ absl::Status WithContext(const absl::Status& status, absl::string_view what) {
   return absl::Status(status.code(), absl::StrCat(what, ": ", status.message()));
 }
 
-// The recorded manifest, or an empty one when there is none or it cannot be
-// trusted: resending is always safe.
-absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
-                                          const std::string& manifest_path) {
+}  // namespace
+
+absl::StatusOr<Manifest> ReadRecordedManifest(Connection& connection,
+                                              const std::string& manifest_path) {
   absl::StatusOr<std::string> text = connection.ReadFile(manifest_path);
   if (absl::IsNotFound(text.status())) return Manifest();
   if (!text.ok()) {
@@ -33,6 +33,8 @@ absl::StatusOr<Manifest> RecordedManifest(Connection& connection,
   return recorded;
 }
 
+namespace {
+
 // Runs the verifier on the node; when the tree fails its check, or the
 // check does not complete, forgets the recorded manifest so that the next
 // sync sends everything and checks again.
@@ -42,7 +44,8 @@ absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
   TimedCancel cancel(options.cancel, options.verify_timeout);
   absl::StatusOr<int> exit = connection.Run(
       {absl::StrCat(ShellQuote(options.verifier), " --verify-tree=", ShellQuote(remote_root),
-                    " --manifest=", ShellQuote(manifest_path))},
+                    " --manifest=", ShellQuote(manifest_path),
+                    options.after_verify.empty() ? "" : " && ", options.after_verify)},
       [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, cancel.get());
   if (exit.ok() && *exit == 0 && !cancel.timed_out()) return absl::OkStatus();
   std::string message = absl::StrCat("checking ", remote_root, " after the sync: ");
@@ -93,12 +96,15 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
                                     const std::string& remote_root,
                                     const std::string& manifest_path,
                                     const SyncOptions& options) {
-  Manifest recorded;
-  if (!options.ignore_recorded) {
-    FP_ASSIGN_OR_RETURN(recorded, RecordedManifest(connection, manifest_path));
+  ManifestDiff diff;
+  if (options.recorded != nullptr && !options.ignore_recorded) {
+    diff = DiffManifests(*options.recorded, local);
+  } else {
+    FP_ASSIGN_OR_RETURN(diff, DiffWithRecorded(connection, local, manifest_path,
+                                               options.ignore_recorded));
   }
-  ManifestDiff diff = DiffManifests(recorded, local);
   SyncResult result;
+  NoteChanges(diff, &result);
   if (!diff.to_send.empty()) {
     std::vector<FileToSend> files;
     files.reserve(diff.to_send.size());
@@ -135,6 +141,29 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
     }
   }
   return result;
+}
+
+void NoteChanges(const ManifestDiff& diff, SyncResult* result) {
+  for (const ManifestEntry& entry : diff.to_send) {
+    result->changed_paths.push_back(entry.path);
+    result->extras_changed |= entry.extra;
+  }
+  for (const std::string& path : diff.to_remove) {
+    result->changed_paths.push_back(path);
+    // Removed entries carry no kind; what lives under the state folder is
+    // an extra.
+    result->extras_changed |= absl::StartsWith(path, ".fleetplan/");
+  }
+}
+
+absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Manifest& local,
+                                              const std::string& manifest_path,
+                                              bool ignore_recorded) {
+  Manifest recorded;
+  if (!ignore_recorded) {
+    FP_ASSIGN_OR_RETURN(recorded, ReadRecordedManifest(connection, manifest_path));
+  }
+  return DiffManifests(recorded, local);
 }
 
 absl::Status CheckSyncTarget(const std::string& source,

@@ -1,0 +1,309 @@
+// The sync relay, apply's side: the chief is synced directly; its agent
+// then serves its tree (`--relay-serve`) while every other node's agent
+// fetches its own diff from it over the nodes' network (`--relay-from`),
+// so the changed files cross this machine's link once. A node that cannot
+// reach the chief gets a direct sync instead, and the step says so.
+
+#include <algorithm>
+#include <optional>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "tools/apply/executor.h"
+#include "tools/apply/parallel_for.h"
+#include "tools/protocol/node_layout.h"
+#include "tools/protocol/relay_contract.h"
+#include "tools/sync/sync_tree.h"
+#include "tools/util/digest.h"
+#include "tools/util/shell_quote.h"
+
+namespace fleetplan {
+namespace {
+
+// What other nodes reach `node` by, as HOST:PORT.
+std::string PeerTarget(const NodeSpec& node, int port) {
+  const std::string& host = node.private_address.empty() ? node.address : node.private_address;
+  return absl::StrContains(host, ':') ? absl::StrCat("[", host, "]:", port)
+                                      : absl::StrCat(host, ":", port);
+}
+
+// The last non-empty line of a command's output.
+std::string LastLine(absl::string_view output) {
+  output = absl::StripTrailingAsciiWhitespace(output);
+  size_t newline = output.rfind('\n');
+  return std::string(newline == absl::string_view::npos ? output : output.substr(newline + 1));
+}
+
+}  // namespace
+
+bool Executor::UseRelay() const {
+  if (!spec_.sync.relay || spec_.nodes.size() < kRelayMinNodes || options_.agent_path.empty() ||
+      options_.check_only) {
+    return false;
+  }
+  // Nodes that see this machine's files have nothing to gain.
+  for (const NodeSpec& node : spec_.nodes) {
+    absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
+    if (!transport.ok() || (*transport)->SharesLocalFilesystem()) return false;
+  }
+  return true;
+}
+
+void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
+  const NodeSpec& chief = spec_.chief();
+  std::vector<const Step*> first, others;
+  for (const Step* step : steps) (step->node == chief.name ? first : others).push_back(step);
+  // What was read ahead is for this sync only.
+  recorded_ = std::move(prefetched_);
+  prefetched_.clear();
+  struct Forget {
+    std::map<std::string, Manifest>& recorded;
+    ~Forget() { recorded.clear(); }
+  } forget{recorded_};
+  if (!UseRelay() || first.empty() || others.empty()) {
+    RunSteps(steps, options_.parallelism);
+    return;
+  }
+  std::optional<uint64_t> largest = ReadRecordedManifests(steps);
+  if (!largest.has_value() || *largest < kRelayMinBytes) {
+    RunSteps(steps, options_.parallelism);
+    return;
+  }
+  RunSteps(first, options_.parallelism);
+  if (Stopping()) return;
+  // The chief serves until every other node's step has ended (its stdin
+  // closes then). Each node may connect twice: once for the agent, once
+  // for its files.
+  CommandSpec serve;
+  serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
+                               ShellQuote(chief.workdir), " --manifest=",
+                               ShellQuote(SyncManifestPath(chief)),
+                               " --relay-port=", spec_.SupervisorPort(),
+                               " --relay-expect=", 2 * others.size());
+  serve.hold_stdin = true;
+  absl::Notification others_done, listening, server_ended;
+  absl::Mutex served_mu;
+  std::string served;
+  std::thread server([&] {
+    connections_.at(chief.name)
+        ->Run(serve,
+              [&](absl::string_view chunk) {
+                absl::MutexLock lock(&served_mu);
+                absl::StrAppend(&served, chunk);
+                if (!listening.HasBeenNotified() && absl::StrContains(served, "relay: serving")) {
+                  listening.Notify();
+                }
+              },
+              &others_done)
+        .IgnoreError();  // a server that could not serve is said below
+    server_ended.Notify();
+  });
+  // The others start once the chief listens; without a server, they are
+  // synced directly.
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!listening.HasBeenNotified() && !server_ended.HasBeenNotified() &&
+         absl::Now() < deadline) {
+    listening.WaitForNotificationWithTimeout(absl::Milliseconds(20));
+  }
+  if (listening.HasBeenNotified()) {
+    relay_from_ = PeerTarget(chief, spec_.SupervisorPort());
+  } else {
+    absl::MutexLock lock(&served_mu);
+    reporter_.OutputLine(chief.name, absl::StrCat("sync: the relay on ", chief.name,
+                                                  " did not start (", LastLine(served),
+                                                  "); sending to every node directly"));
+  }
+  RunSteps(others, options_.parallelism);
+  relay_from_.clear();
+  others_done.Notify();
+  server.join();
+}
+
+void Executor::PrefetchRecordedManifests(const std::string& except) {
+  if (options_.force || options_.check_only || !UseRelay() ||
+      FindPhase(plan_, PhaseKind::kSync) == nullptr) {
+    return;
+  }
+  std::vector<const NodeSpec*> nodes;
+  for (const NodeSpec& node : spec_.nodes) {
+    if (node.name != except) nodes.push_back(&node);
+  }
+  std::vector<std::optional<Manifest>> read(nodes.size());
+  ParallelFor(nodes.size(), options_.parallelism, [&](size_t i) {
+    absl::StatusOr<Manifest> recorded =
+        ReadRecordedManifest(*connections_.at(nodes[i]->name), SyncManifestPath(*nodes[i]));
+    if (recorded.ok()) read[i] = *std::move(recorded);
+  });
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (read[i].has_value()) prefetched_[nodes[i]->name] = *std::move(read[i]);
+  }
+}
+
+std::optional<uint64_t> Executor::ReadRecordedManifests(const std::vector<const Step*>& steps) {
+  std::vector<std::optional<Manifest>> read(steps.size());
+  ParallelFor(steps.size(), options_.parallelism, [&](size_t i) {
+    const NodeSpec* node = FindNode(steps[i]->node);
+    if (node == nullptr) return;
+    if (auto ahead = recorded_.find(node->name); ahead != recorded_.end()) {
+      read[i] = ahead->second;
+      return;
+    }
+    absl::StatusOr<Manifest> recorded =
+        options_.force ? Manifest()
+                       : ReadRecordedManifest(*connections_.at(node->name),
+                                              SyncManifestPath(*node));
+    if (recorded.ok()) read[i] = *std::move(recorded);
+  });
+  uint64_t largest = 0;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    if (!read[i].has_value()) return std::nullopt;
+    uint64_t bytes = 0;
+    for (const ManifestEntry& entry : DiffManifests(*read[i], sync_manifest_).to_send) {
+      bytes += entry.size;
+    }
+    largest = std::max(largest, bytes);
+    recorded_[steps[i]->node] = *std::move(read[i]);
+  }
+  return largest;
+}
+
+std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
+  // bash's /dev/tcp fetches the agent from the chief: the header line, the
+  // manifest (skipped), the agent's index, its bytes. The agent it starts
+  // fetches itself again with everything else, and checks the whole tree.
+  size_t index = 0;
+  uint64_t size = 0;
+  for (size_t i = 0; i < sync_manifest_.entries.size(); ++i) {
+    if (sync_manifest_.entries[i].path == BinRelativePath(kAgentFileName)) {
+      index = i;
+      size = sync_manifest_.entries[i].size;
+    }
+  }
+  absl::string_view target = relay_from_;
+  size_t colon = target.rfind(':');
+  std::string host(absl::StripSuffix(absl::StripPrefix(target.substr(0, colon), "["), "]"));
+  std::string port(target.substr(colon + 1));
+  std::string fetched = AgentPath(node) + ".relay";
+  // A chief that does not answer is unreachable (its relay listens by
+  // now): that node is synced directly, without the agent sent first.
+  std::string quoted = ShellQuote(fetched);
+  return absl::StrCat(
+      "command -v bash >/dev/null 2>&1 || exit ", kExitRelayNoBootstrap, "\n",
+      "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
+      ShellQuote(absl::StrCat(
+          "exec 3<>\"/dev/tcp/$1/$2\" 2>/dev/null || { echo \"relay: cannot reach $6 at $1:$2\"; "
+          "exit ", kExitRelayUnreachable, "; }; IFS=' ' read -r magic size <&3 && "
+          "[ \"$magic\" = FPRELAY1 ] || exit 1; head -c \"$size\" <&3 >/dev/null; "
+          "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\"")),
+      " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ", quoted, " ",
+      ShellQuote(spec_.chief().name), "\nstatus=$?\n",
+      "[ $status = ", kExitRelayUnreachable, " ] && { rm -f ", quoted, "; exit $status; }\n",
+      "[ $status = 0 ] && [ \"$(wc -c <", quoted, ")\" -eq ", size, " ] && chmod 755 ", quoted,
+      " || { rm -f ", quoted, "; exit ", kExitRelayNoBootstrap, "; }\n");
+}
+
+Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
+  Connection& connection = *connections_.at(node.name);
+  auto recorded = recorded_.find(node.name);
+  absl::StatusOr<ManifestDiff> diff =
+      recorded != recorded_.end()
+          ? DiffManifests(options_.force ? Manifest() : recorded->second, sync_manifest_)
+          : DiffWithRecorded(connection, sync_manifest_, SyncManifestPath(node), options_.force);
+  if (!diff.ok()) {
+    return Outcome::Failed(
+        absl::StrCat("node '", node.name, "', phase sync: ", diff.status().message()));
+  }
+  Outcome outcome;
+  if (diff->to_send.empty() && diff->to_remove.empty() && !options_.force) {
+    outcome.status = StepStatus::kUnchanged;
+    return outcome;
+  }
+  uint64_t bytes = 0;
+  const ManifestEntry* agent = nullptr;
+  for (const ManifestEntry& entry : diff->to_send) {
+    bytes += entry.size;
+    if (entry.path == BinRelativePath(kAgentFileName)) agent = &entry;
+  }
+  if (!diff->to_send.empty()) {
+    if (Outcome workdir = CheckWorkdir(step, node, bytes); workdir.status == StepStatus::kFailed) {
+      return workdir;
+    }
+  }
+  // The agent that fetches must be there first. A changed agent comes from
+  // the chief too (bash's /dev/tcp); where that cannot be, from here.
+  uint64_t uplink = 0;
+  std::string agent_path = AgentPath(node);
+  std::string prefix, suffix;
+  if (agent != nullptr) {
+    agent_path += ".relay";
+    prefix = FetchAgentCommand(node);
+    suffix = absl::StrCat("\nstatus=$?; rm -f ", ShellQuote(agent_path), "; exit $status");
+  }
+  const NodeSpec& chief = spec_.chief();
+  // The fetch records the step once the tree checked.
+  const std::string record = RecordCommand(step, step.hash);
+  auto fetch = [&](const std::string& agent_to_run, const std::string& before,
+                   const std::string& after, std::string* output) {
+    return RunCommand(
+        step,
+        absl::StrCat(before, ShellQuote(agent_to_run), " --relay-from=", ShellQuote(relay_from_),
+                     " --relay-from-node=", ShellQuote(chief.name),
+                     " --relay-root=", ShellQuote(node.workdir),
+                     " --manifest=", ShellQuote(SyncManifestPath(node)),
+                     " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
+                     options_.force ? " --relay-all" : "", record.empty() ? "" : " && ",
+                     record, after),
+        output);
+  };
+  std::string output;
+  outcome = fetch(agent_path, prefix, suffix, &output);
+  if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayNoBootstrap) {
+    absl::Status sent = connection.PutFiles(
+        {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
+    if (!sent.ok()) {
+      return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: sending ",
+                                          agent->path, ": ", sent.message()));
+    }
+    uplink = agent->size;
+    output.clear();
+    outcome = fetch(AgentPath(node), "", "", &output);
+  }
+  if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayUnreachable) {
+    // Preflight would fail this node's reach of the chief later; the files
+    // need not wait for that.
+    Outcome direct = SyncDirect(step, node);
+    if (direct.status != StepStatus::kFailed) {
+      direct.detail = absl::StrCat(direct.detail, " (sent directly: ", LastLine(output), ")");
+      absl::MutexLock lock(&mu_);
+      for (SyncTraffic& traffic : sync_traffic_) {
+        if (traffic.node == node.name) {
+          traffic.via = "direct (relay unreachable)";
+          traffic.uplink_bytes += uplink;
+        }
+      }
+    }
+    return direct;
+  }
+  if (outcome.status == StepStatus::kFailed) {
+    outcome.failure = absl::StrCat(outcome.failure, "\n  (fetching the synced files from the chief '",
+                                   chief.name, "' at ", relay_from_, ")");
+    return outcome;
+  }
+  outcome.status = StepStatus::kChanged;
+  outcome.recorded = !record.empty();
+  SyncResult changes;
+  NoteChanges(*diff, &changes);
+  NoteSyncChanges(changes);
+  outcome.detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
+  NoteSyncTraffic({node.name, "relay", bytes, uplink});
+  return outcome;
+}
+
+void Executor::NoteSyncTraffic(SyncTraffic traffic) {
+  absl::MutexLock lock(&mu_);
+  sync_traffic_.push_back(std::move(traffic));
+}
+
+}  // namespace fleetplan
