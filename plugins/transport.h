@@ -120,6 +120,12 @@ class Transport {
   // written into the source itself.
   virtual bool SharesLocalFilesystem() const { return false; }
 
+  // True when apply may sync this transport's nodes through the chief's
+  // agent (the sync relay: each node fetches its diff from the chief over
+  // the nodes' own network). A transport whose nodes may share the workdir
+  // (Slurm) or this machine's files (local) keeps its own sync.
+  virtual bool RelaysSync() const { return false; }
+
   // Undoes what apply created for `node` (apply --destroy). Default: nothing.
   virtual absl::Status Destroy(const ClusterSpec& spec, const NodeSpec& node) {
     return absl::OkStatus();

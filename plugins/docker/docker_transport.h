@@ -35,6 +35,8 @@ class DockerTransport : public Transport {
   DockerTransport() = default;
   explicit DockerTransport(DockerOptions options) : options_(options) {}
 
+  bool RelaysSync() const override { return true; }
+
   // The address must be a container name; create = true needs an image.
   absl::Status ValidateNode(const ClusterSpec& spec,
                             const NodeSpec& node) const override;

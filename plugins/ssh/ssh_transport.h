@@ -25,6 +25,7 @@ class SshTransport : public Transport {
 
   // The workdir must be absolute and a named ssh group must exist.
   absl::Status ValidateNode(const ClusterSpec& spec, const NodeSpec& node) const override;
+  bool RelaysSync() const override { return true; }
   // See OpenSshSession (ssh_session.h) for the errors.
   absl::StatusOr<std::unique_ptr<Connection>> Connect(
       const ClusterSpec& spec, const NodeSpec& node,

@@ -43,10 +43,12 @@ bool Executor::UseRelay() const {
       options_.check_only) {
     return false;
   }
-  // Nodes that see this machine's files have nothing to gain.
+  // Only transports that say so (ssh, docker): nodes that see this
+  // machine's files have nothing to gain, nodes that may share the workdir
+  // (Slurm) would write the same files twice.
   for (const NodeSpec& node : spec_.nodes) {
     absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
-    if (!transport.ok() || (*transport)->SharesLocalFilesystem()) return false;
+    if (!transport.ok() || !(*transport)->RelaysSync()) return false;
   }
   return true;
 }
