@@ -210,6 +210,9 @@ def main():
         if rank == 0:
             print(json.dumps(record, separators=(",", ":")), flush=True)
     if world_size > 1:
+        # Every rank past its last collective before any tears down: a rank
+        # whose peer had already gone was seen spinning in Gloo forever.
+        dist.barrier()
         dist.destroy_process_group()
 
 
