@@ -75,7 +75,7 @@ run() {
   for ((rank = 0; rank < world; rank++)); do
     env OMP_NUM_THREADS=1 RANK=$rank LOCAL_RANK=$rank WORLD_SIZE=$world \
       LOCAL_WORLD_SIZE=$world MASTER_ADDR=127.0.0.1 MASTER_PORT=$port \
-      timeout 900 /usr/bin/time -f "%M" -o "$work/$tag.$rank.rss" "$@" \
+      /usr/bin/time -f "%M" -o "$work/$tag.$rank.rss" timeout 900 "$@" \
       > "$work/$tag.$rank.out" 2> "$work/$tag.$rank.err" &
     pids+=($!)
   done
