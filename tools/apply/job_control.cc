@@ -45,7 +45,7 @@ std::optional<NodeJobState> JobControl::ChiefState() const {
 absl::Status JobControl::Stop(
     const std::function<void(const NodeSpec&, absl::string_view)>& on_line) const {
   std::vector<absl::Status> errors(spec_.nodes.size());
-  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+  auto stop_node = [&](size_t i) {
     const NodeSpec& node = spec_.nodes[i];
     if (connections_.count(node.name) == 0) return;  // not there: runs nothing
     std::function<void(absl::string_view)> line_callback;
@@ -77,6 +77,15 @@ absl::Status JobControl::Stop(
           absl::StrCat("stop exited with status ", *status, ": ",
                        absl::StripAsciiWhitespace(buffer.Tail())));
     }
+  };
+  // The chief first: its agent coordinates, so the whole job ends as one
+  // stop (every node's ranks, the job recorded as stopped) instead of
+  // racing with workers that vanish under it; then whatever is left.
+  size_t chief = 0;
+  while (chief < spec_.nodes.size() && spec_.nodes[chief].name != spec_.chief().name) ++chief;
+  if (chief < spec_.nodes.size()) stop_node(chief);
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    if (i != chief) stop_node(i);
   });
   for (size_t i = 0; i < errors.size(); ++i) {
     if (!errors[i].ok()) {
