@@ -81,9 +81,8 @@ absl::Status JobControl::Stop(
   // The chief first: its agent coordinates, so the whole job ends as one
   // stop (every node's ranks, the job recorded as stopped) instead of
   // racing with workers that vanish under it; then whatever is left.
-  size_t chief = 0;
-  while (chief < spec_.nodes.size() && spec_.nodes[chief].name != spec_.chief().name) ++chief;
-  if (chief < spec_.nodes.size()) stop_node(chief);
+  const size_t chief = &spec_.chief() - spec_.nodes.data();  // chief() is one of nodes
+  stop_node(chief);
   ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
     if (i != chief) stop_node(i);
   });
