@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "plugins/transport.h"
 #include "tools/plan/compile.h"
+#include "tools/sync/source_manifest.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/heap_reserve.h"
 #include "tools/util/status_macros.h"
@@ -55,7 +56,8 @@ absl::StatusOr<Prepared> PrepareFromSpec(ClusterSpec spec) {
   Prepared prepared;
   CompileInputs& inputs = prepared.inputs;
   if (spec.sync.enabled) {
-    FP_ASSIGN_OR_RETURN(prepared.source, BuildManifest(spec.sync.source, spec.sync.exclude));
+    FP_ASSIGN_OR_RETURN(prepared.source, BuildSourceManifest(spec.sync.source, spec.sync.exclude,
+                                                            DigestCachePath(spec.sync.source)));
     inputs.source_hash = prepared.source.SourceDigest();
     for (const ManifestEntry& entry : prepared.source.entries) {
       inputs.source_bytes += entry.size;

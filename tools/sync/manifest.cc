@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -58,7 +59,8 @@ absl::StatusOr<std::string> DigestFile(const std::string& path) {
 namespace {
 
 absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path,
-                                       std::string relative, bool extra) {
+                                       std::string relative, bool extra,
+                                       DigestCache* cache = nullptr) {
   struct stat st;
   if (stat(local_path.c_str(), &st) != 0) return ErrnoError("cannot stat", local_path);
   if (!S_ISREG(st.st_mode)) {
@@ -70,12 +72,20 @@ absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path,
   entry.mode = st.st_mode & 07777;
   entry.extra = extra;
   entry.local_path = local_path;
-  FP_ASSIGN_OR_RETURN(entry.digest, DigestFile(local_path));
+  std::optional<std::string> known;
+  if (cache != nullptr) known = cache->known.DigestIfUnchanged(entry.path, st);
+  if (known.has_value()) {
+    entry.digest = *std::move(known);
+  } else {
+    FP_ASSIGN_OR_RETURN(entry.digest, DigestFile(local_path));
+    if (cache != nullptr) ++cache->files_read;
+  }
+  if (cache != nullptr) cache->seen.Add(entry.path, st, entry.digest);
   return entry;
 }
 
 absl::Status Walk(const std::string& root, const std::string& relative,
-                  const std::vector<std::string>& exclude,
+                  const std::vector<std::string>& exclude, DigestCache* cache,
                   std::vector<ManifestEntry>* entries) {
   std::string dir = relative.empty() ? root : absl::StrCat(root, "/", relative);
   DIR* handle = opendir(dir.c_str());
@@ -96,7 +106,7 @@ absl::Status Walk(const std::string& root, const std::string& relative,
     struct stat st;
     if (lstat(path.c_str(), &st) != 0) return ErrnoError("cannot stat", path);
     if (S_ISDIR(st.st_mode)) {
-      FP_RETURN_IF_ERROR(Walk(root, child, exclude, entries));
+      FP_RETURN_IF_ERROR(Walk(root, child, exclude, cache, entries));
       continue;
     }
     // A symlink counts as the file it points at; dangling links, links to
@@ -105,7 +115,7 @@ absl::Status Walk(const std::string& root, const std::string& relative,
       continue;
     }
     if (!S_ISREG(st.st_mode)) continue;
-    FP_ASSIGN_OR_RETURN(ManifestEntry entry, EntryFor(path, child, /*extra=*/false));
+    FP_ASSIGN_OR_RETURN(ManifestEntry entry, EntryFor(path, child, /*extra=*/false, cache));
     entries->push_back(std::move(entry));
   }
   return absl::OkStatus();
@@ -164,7 +174,8 @@ bool IsExcluded(absl::string_view relative_path,
 }
 
 absl::StatusOr<Manifest> BuildManifest(const std::string& root,
-                                       const std::vector<std::string>& exclude) {
+                                       const std::vector<std::string>& exclude,
+                                       DigestCache* cache) {
   struct stat st;
   if (stat(root.c_str(), &st) != 0) return ErrnoError("cannot sync from", root);
   if (!S_ISDIR(st.st_mode)) {
@@ -172,7 +183,7 @@ absl::StatusOr<Manifest> BuildManifest(const std::string& root,
         absl::StrCat("cannot sync from ", root, ": not a directory"));
   }
   Manifest manifest;
-  FP_RETURN_IF_ERROR(Walk(root, "", exclude, &manifest.entries));
+  FP_RETURN_IF_ERROR(Walk(root, "", exclude, cache, &manifest.entries));
   SortEntries(&manifest.entries);
   return manifest;
 }

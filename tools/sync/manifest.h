@@ -12,6 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/sync/stat_record.h"
 
 namespace fleetplan {
 
@@ -50,13 +51,25 @@ bool IsExcluded(absl::string_view relative_path,
 // it is missing, Internal when it cannot be read; errors name the path.
 absl::StatusOr<std::string> DigestFile(const std::string& path);
 
+// Digests known from an earlier walk of the same tree, by relative path and
+// stat (stat_record.h), and what this walk saw, to be kept for the next.
+struct DigestCache {
+  StatRecord known{kDigestCacheHeader};
+  StatRecord seen{kDigestCacheHeader};
+  int files_read = 0;  // files whose bytes this walk read
+
+  static constexpr absl::string_view kDigestCacheHeader = "fleetplan-digests 1";
+};
+
 // Walks `root` (files and, through symlinks, the files they point at;
 // symlinked directories are not followed) skipping paths with an excluded
-// component and the tree's own `.fleetplan` state folder. NotFound when
-// `root` is missing, InvalidArgument when it is not a directory, Internal
-// when a file cannot be read; errors name the path.
+// component and the tree's own `.fleetplan` state folder. With `cache`, a
+// file that `cache->known` recorded as it is now is not read again. NotFound
+// when `root` is missing, InvalidArgument when it is not a directory,
+// Internal when a file cannot be read; errors name the path.
 absl::StatusOr<Manifest> BuildManifest(const std::string& root,
-                                       const std::vector<std::string>& exclude);
+                                       const std::vector<std::string>& exclude,
+                                       DigestCache* cache = nullptr);
 
 // Adds `extras` to `manifest` (replacing entries with the same path), with
 // digests of their content. NotFound naming a missing file.

@@ -1,7 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_SYNC_TREE_CHECK_H_
 #define FLEETPLAN_TOOLS_SYNC_TREE_CHECK_H_
 
-// The tree check at the end of a sync, made cheap to repeat: after a check
+// The tree check at the end of a sync, made cheap to repeat (stat_record.h): after a check
 // that passed, the agent records each file's inode, size, mode and change
 // times beside the manifest. The next check reads again only the files
 // whose record differs (edited, replaced, touched) or whose change time is
