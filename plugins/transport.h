@@ -72,6 +72,17 @@ class Connection {
   // Reads a file on the node. NotFound when it does not exist.
   virtual absl::StatusOr<std::string> ReadFile(const std::string& path) = 0;
 
+  // Reads several small files, each as ReadFile would, in order. A
+  // transport where each read costs a round trip overrides it to read them
+  // all in one (the step records apply reads before its phases).
+  virtual std::vector<absl::StatusOr<std::string>> ReadFiles(
+      const std::vector<std::string>& paths) {
+    std::vector<absl::StatusOr<std::string>> contents;
+    contents.reserve(paths.size());
+    for (const std::string& path : paths) contents.push_back(ReadFile(path));
+    return contents;
+  }
+
   // Writes a file on the node atomically (temporary file, then rename),
   // creating its parent directories.
   virtual absl::Status WriteFile(const std::string& path,

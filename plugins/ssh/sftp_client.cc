@@ -286,6 +286,68 @@ absl::StatusOr<std::string> SftpClient::ReadFile(const std::string& path) {
   return content;
 }
 
+std::vector<absl::StatusOr<std::string>> SftpClient::ReadFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<absl::StatusOr<std::string>> contents(paths.size(), std::string());
+  auto what = [&](size_t i) { return absl::StrCat("cannot read ", paths[i]); };
+  auto fail_all = [&](const absl::Status& status) {
+    for (auto& content : contents) content = status;
+    return contents;
+  };
+  std::vector<uint32_t> opens;
+  for (const std::string& path : paths) {
+    opens.push_back(NextId());
+    absl::Status sent = Send(PacketWriter(sftp::kOpen)
+                                 .U32(opens.back())
+                                 .String(path)
+                                 .U32(sftp::kOpenRead)
+                                 .Attrs(std::nullopt)
+                                 .Finish());
+    if (!sent.ok()) return fail_all(sent);
+  }
+  if (absl::Status awaited = AwaitIgnored(); !awaited.ok()) return fail_all(awaited);
+  // Each handle as it comes, and at once a read of its first chunk.
+  std::vector<std::string> handles(paths.size());
+  std::vector<uint32_t> reads(paths.size(), 0);
+  for (size_t i = 0; i < paths.size(); ++i) {
+    absl::StatusOr<std::string> handle = AwaitHandle(opens[i], what(i));
+    if (!handle.ok()) {
+      if (absl::IsUnavailable(handle.status())) return fail_all(handle.status());
+      contents[i] = handle.status();
+      continue;
+    }
+    handles[i] = *std::move(handle);
+    reads[i] = NextId();
+    absl::Status sent = Send(
+        PacketWriter(sftp::kRead).U32(reads[i]).String(handles[i]).U64(0).U32(kChunk).Finish());
+    if (!sent.ok()) return fail_all(sent);
+  }
+  std::vector<size_t> longer;  // files with more than one chunk
+  for (size_t i = 0; i < paths.size(); ++i) {
+    if (reads[i] == 0) continue;
+    absl::StatusOr<Reply> reply = Await(reads[i]);
+    if (!reply.ok()) return fail_all(reply.status());
+    PacketReader reader(reply->body);
+    if (reply->type == sftp::kStatus && reader.U32() == sftp::kEof) {
+      // empty file: contents[i] stays ""
+    } else if (reply->type != sftp::kData) {
+      contents[i] = CheckStatus(*reply, what(i));
+    } else {
+      absl::string_view data = reader.String();
+      contents[i] = std::string(data);
+      if (data.size() >= kChunk / 2) longer.push_back(i);
+    }
+    uint32_t close_id = NextId();
+    absl::Status sent =
+        Send(PacketWriter(sftp::kClose).U32(close_id).String(handles[i]).Finish());
+    if (!sent.ok()) return fail_all(sent);
+    ignored_.push_back(close_id);
+  }
+  // Rare for what this reads (records): read those whole, again.
+  for (size_t i : longer) contents[i] = ReadFile(paths[i]);
+  return contents;
+}
+
 void SftpClient::QueueMakeDirs(const std::vector<std::string>& dirs) {
   for (const std::string& dir : dirs) {
     uint32_t id = NextId();

@@ -44,6 +44,12 @@ class SftpClient {
   // The file's content. NotFound when it does not exist.
   absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+  // Each file's content, as ReadFile gives it. Every open goes out before
+  // the first reply is awaited, then a read of each, so small files cost
+  // two round trips in all; a file longer than one read goes on with
+  // ReadFile.
+  std::vector<absl::StatusOr<std::string>> ReadFiles(const std::vector<std::string>& paths);
+
   // Creates `dirs` in order, ignoring failures (most are "exists"); a real
   // failure surfaces when a file inside cannot be opened. Pipelined with
   // nothing awaited, so it costs no round trip by itself.

@@ -175,6 +175,13 @@ absl::StatusOr<std::string> SshConnection::ReadFile(const std::string& path) {
   return sftp->ReadFile(path);
 }
 
+std::vector<absl::StatusOr<std::string>> SshConnection::ReadFiles(
+    const std::vector<std::string>& paths) {
+  absl::StatusOr<SftpClient*> sftp = Sftp();
+  if (!sftp.ok()) return std::vector<absl::StatusOr<std::string>>(paths.size(), sftp.status());
+  return (*sftp)->ReadFiles(paths);
+}
+
 absl::Status SshConnection::WriteFile(const std::string& path, absl::string_view content,
                                       uint32_t mode) {
   FP_ASSIGN_OR_RETURN(SftpClient * sftp, Sftp());

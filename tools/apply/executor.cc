@@ -78,6 +78,7 @@ ApplyResult Executor::Run() {
                                           ? ReadChiefJobState()
                                           : std::nullopt;
     prefetch.join();
+    PrefetchStepRecords();
     if (std::optional<ApplyResult> running = CheckRunningJob(job); running.has_value()) {
       return *running;
     }
@@ -292,6 +293,10 @@ Executor::Outcome Executor::Execute(const Step& step,
 Executor::Outcome Executor::Skippable(const Step& step, const std::string& hash) {
   Outcome outcome;
   if (options_.force || options_.check_only || hash.empty()) return outcome;
+  if (std::optional<std::string> known = KnownRecord(step); known.has_value()) {
+    if (*known == hash) outcome.status = StepStatus::kUnchanged;
+    return outcome;
+  }
   absl::StatusOr<std::string> recorded = connections_.at(step.node)->ReadFile(
       StepRecordPath(*FindNode(step.node), PhaseName(step.phase)));
   if (recorded.ok() && absl::StripAsciiWhitespace(*recorded) == hash) {
@@ -329,9 +334,16 @@ std::string Executor::RecordCommand(const Step& step, const std::string& hash) c
 
 absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
-  return connections_.at(step.node)->WriteFile(
+  absl::Status written = connections_.at(step.node)->WriteFile(
       StepRecordPath(*FindNode(step.node), PhaseName(step.phase)), absl::StrCat(hash, "\n"),
       0644);
+  // A failed write may have left either: ask the node next time.
+  if (written.ok()) {
+    NoteRecord(step, hash);
+  } else {
+    ForgetRecord(step);
+  }
+  return written;
 }
 
 ApplyResult Executor::RecordPhase(const Phase& phase) {
@@ -581,6 +593,7 @@ std::string Executor::StartAgents(const Phase& phase) {
               ->RemoveFiles(NodeStateDir(*node),
                             {StepRecordName(PhaseName(PhaseKind::kLaunch))})
               .IgnoreError();
+          ForgetRecord(step);
         }
         Outcome outcome = Execute(step, nullptr);
         // A node that fails before anyone cancelled it is a cause; the

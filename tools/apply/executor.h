@@ -212,6 +212,17 @@ class Executor {
                      const absl::Notification* serving_done = nullptr,
                      const EnvList& env = {});
   Outcome Skippable(const Step& step, const std::string& hash);
+  // Reads every node's records of the phases after the sync at once (a
+  // batched read per node, executor_records.cc), so that those phases
+  // decide without a round trip each.
+  void PrefetchStepRecords();
+  // What `step`'s node recorded for its phase, from what was read ahead or
+  // written since; nullopt when unknown (read it from the node).
+  std::optional<std::string> KnownRecord(const Step& step) const ABSL_LOCKS_EXCLUDED(mu_);
+  // Notes that `step`'s node now records `hash` ("": nothing).
+  void NoteRecord(const Step& step, const std::string& hash) ABSL_LOCKS_EXCLUDED(mu_);
+  // Notes that what `step`'s node records is not known any more.
+  void ForgetRecord(const Step& step) ABSL_LOCKS_EXCLUDED(mu_);
   // True when every step of `phase` is recorded on its node.
   bool AllRecorded(const Phase& phase);
   // Reports every step of `phase` as unchanged.
@@ -266,6 +277,10 @@ class Executor {
   // overlaps with the chief's).
   std::map<std::string, Manifest> prefetched_;
   std::vector<SyncTraffic> sync_traffic_ ABSL_GUARDED_BY(mu_);
+  // Step records as read ahead by PrefetchStepRecords and kept true by what
+  // this apply writes: node → phase name → hash ("" : none). Only this
+  // apply writes them while it runs.
+  std::map<std::string, std::map<std::string, std::string>> step_records_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
   // The chief's job as Run found it, when it had ended (CheckRunningJob).
   std::optional<NodeJobState> ended_job_;
