@@ -9,15 +9,23 @@ namespace fleetplan {
 namespace {
 
 // fp_check CHECK STATUS MESSAGE: one check line, the message on one line.
+// tr runs only for a message with a character that is not printable (a
+// CR or LF among them), as forking it for every check line is most of a
+// short script's cost.
 constexpr char kCheckFunction[] = R"sh(fp_check() {
-  printf 'fleetplan-check %s %s %s\n' "$1" "$2" "$(printf '%s' "$3" | tr '\r\n' '  ')"
+  case $3 in
+    *[![:print:]]*) set -- "$1" "$2" "$(printf '%s' "$3" | tr '\r\n' '  ')" ;;
+  esac
+  printf 'fleetplan-check %s %s %s\n' "$1" "$2" "$3"
 }
 )sh";
 
 // Before a sync: the workdir and state folder can be made, and BYTES fit.
 // df's figures are read with `read`: a node may lack awk.
-constexpr char kWorkdirBeforeSync[] = R"sh(fp_user=$(id -un 2>/dev/null || id -u)
-if ! fp_e=$(mkdir -p "$fp_state" 2>&1) || [ ! -w "$fp_w" ]; then
+// The user is sshd's LOGNAME where set, and the state folder is made only
+// when missing: a re-sync forks no id and no mkdir.
+constexpr char kWorkdirBeforeSync[] = R"sh(fp_user=${LOGNAME:-$(id -un 2>/dev/null || id -u)}
+if ! { [ -d "$fp_state" ] || fp_e=$(mkdir -p "$fp_state" 2>&1); } || [ ! -w "$fp_w" ]; then
   fp_check workdir fail "$fp_w: cannot be created or written by $fp_user (${fp_e:-not writable}); expected a folder $fp_user can write at this absolute path on every node; fix: choose a workdir on a writable filesystem, or create it and give $fp_user write access to it"
   exit 1
 fi
