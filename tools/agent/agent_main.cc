@@ -34,6 +34,12 @@
 //
 //   fleetplan-agent --verify-tree=ROOT --manifest=PATH
 //
+// and, for apply, everything it does on the node during an apply through
+// this one process (framed requests on stdin, answers on stdout;
+// apply_session.h, tools/protocol/session_wire.h):
+//
+//   fleetplan-agent --apply-session
+//
 // and the sync relay (relay.h): the chief serves its synced tree, the
 // others fetch what they lack from it and check their tree:
 //
@@ -59,6 +65,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tools/agent/apply_session.h"
 #include "tools/agent/job_files.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
@@ -124,6 +131,9 @@ ABSL_FLAG(std::string, activation, "none",
 ABSL_FLAG(std::string, activation_output, "", "--preflight: what a failed activation printed.");
 ABSL_FLAG(std::string, verify_tree, "",
           "Check that this folder holds every file of --manifest as listed and exit.");
+ABSL_FLAG(bool, apply_session, false,
+          "Serve apply's requests (files, checks, commands) framed on stdin, answering on "
+          "stdout, until stdin ends.");
 ABSL_FLAG(std::string, manifest, "",
           "The sync manifest --verify-tree checks against, --relay-serve serves, or "
           "--relay-from records.");
@@ -232,28 +242,10 @@ std::optional<int> RunRelay() {
 std::optional<int> RunVerifyTree() {
   const std::string root = absl::GetFlag(FLAGS_verify_tree);
   if (root.empty()) return std::nullopt;
-  const std::string manifest_path = absl::GetFlag(FLAGS_manifest);
-  absl::StatusOr<std::string> text = fleetplan::ReadFileToString(manifest_path);
-  absl::StatusOr<fleetplan::Manifest> manifest =
-      text.ok() ? fleetplan::ParseManifest(*text) : text.status();
-  if (!manifest.ok()) {
-    std::fprintf(stderr, "cannot check %s: %s: %s\n", root.c_str(), manifest_path.c_str(),
-                 std::string(manifest.status().message()).c_str());
-    return 1;
-  }
-  std::vector<std::string> mismatches =
-      fleetplan::CheckTree(root, *manifest, fleetplan::CheckRecordPath(manifest_path));
-  if (mismatches.empty()) {
-    std::printf("%zu files as listed\n", manifest->entries.size());
-    return 0;
-  }
-  constexpr size_t kNamed = 10;
-  std::string named = absl::StrJoin(mismatches.begin(),
-                                    mismatches.begin() + std::min(kNamed, mismatches.size()), ", ");
-  std::fprintf(stderr, "%zu of %zu files differ from what was sent: %s%s\n", mismatches.size(),
-               manifest->entries.size(), named.c_str(),
-               mismatches.size() > kNamed ? ", ..." : "");
-  return 1;
+  fleetplan::TreeCheckReport report =
+      fleetplan::CheckSyncedTree(root, absl::GetFlag(FLAGS_manifest));
+  std::fprintf(report.status == 0 ? stdout : stderr, "%s\n", report.message.c_str());
+  return report.status;
 }
 
 
@@ -426,6 +418,8 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --probe-ifname=ADDRESS\n"
       "Checking a synced tree against its manifest:\n"
       "  fleetplan-agent --verify-tree=ROOT --manifest=PATH\n"
+      "What apply does on this node, through one process (framed on stdin and stdout):\n"
+      "  fleetplan-agent --apply-session\n"
       "The sync relay (the chief serves, the others fetch and check):\n"
       "  fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P --relay-expect=N "
       "[--watch-stdin]\n"
@@ -437,6 +431,9 @@ int main(int argc, char** argv) {
   if (!positional.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(positional.status().message()).c_str());
     return fleetplan::kExitBadInput;
+  }
+  if (absl::GetFlag(FLAGS_apply_session)) {
+    return fleetplan::ServeApplySession(STDIN_FILENO, STDOUT_FILENO);
   }
   if (std::optional<int> checked = RunPreflightChecks(); checked.has_value()) return *checked;
   if (std::optional<int> probed = RunProbe(); probed.has_value()) return *probed;
