@@ -55,6 +55,24 @@ struct FileToSend {
   uint64_t size = 0;
 };
 
+// A command that apply talks with over its stdin and stdout (the launch
+// agent's apply session). Used by one thread at a time.
+class CommandStream {
+ public:
+  virtual ~CommandStream() = default;
+
+  // Sends `bytes` to the command's stdin. Unavailable when the channel broke.
+  virtual absl::Status Write(absl::string_view bytes) = 0;
+
+  // What the command printed on stdout since the last call, waiting up to
+  // `timeout` for something: "" when nothing came in time. OutOfRange once
+  // stdout ended (the command exited); Unavailable when the channel broke.
+  virtual absl::StatusOr<std::string> Read(absl::Duration timeout) = 0;
+
+  // What the command printed on stderr so far (for saying why it ended).
+  virtual std::string ErrorOutput() = 0;
+};
+
 // An open channel to one node, reused by every step of an apply. A
 // Connection is used by one thread at a time.
 class Connection {
@@ -96,6 +114,17 @@ class Connection {
   // Removes files (paths relative to `remote_root`); missing ones are fine.
   virtual absl::Status RemoveFiles(const std::string& remote_root,
                                    const std::vector<std::string>& paths) = 0;
+
+  // Starts `command` (run by the node's shell, as Run) for a conversation
+  // over its stdin and stdout; closing the stream ends its stdin, and the
+  // command with it. Apply uses it for the launch agent's apply session
+  // (tools/apply/agent_session.h), which spares a program started on the
+  // node for every step. Unimplemented (the default) where the transport
+  // has none: apply then runs every step as its own command.
+  virtual absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(
+      const std::string& command) {
+    return absl::UnimplementedError("no command streams on this transport");
+  }
 };
 
 // Options from apply's command line that a transport may honour.

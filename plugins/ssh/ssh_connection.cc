@@ -74,6 +74,56 @@ struct RemotePid {
   }
 };
 
+// A command's stdin and stdout over a channel of its own.
+class SshCommandStream : public CommandStream {
+ public:
+  SshCommandStream(std::unique_ptr<ssh_channel_struct, ChannelCloser> channel,
+                   std::string node, ssh_session session)
+      : channel_(std::move(channel)), node_(std::move(node)), session_(session) {}
+
+  absl::Status Write(absl::string_view bytes) override {
+    while (!bytes.empty()) {
+      int n = ssh_channel_write(channel_.get(), bytes.data(), bytes.size());
+      if (n == SSH_ERROR) return Lost("writing to a command");
+      bytes.remove_prefix(n);
+    }
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::string> Read(absl::Duration timeout) override {
+    char buffer[32 * 1024];
+    int n = ssh_channel_read_timeout(channel_.get(), buffer, sizeof(buffer), 0,
+                                     static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+    if (n == SSH_ERROR) return Lost("reading from a command");
+    std::string out(buffer, n > 0 ? n : 0);
+    while ((n = ssh_channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 0)) > 0) {
+      out.append(buffer, n);
+    }
+    int e;
+    while ((e = ssh_channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 1)) > 0) {
+      errors_.append(buffer, e);
+    }
+    if (n == SSH_ERROR || e == SSH_ERROR) return Lost("reading from a command");
+    if (out.empty() && ssh_channel_is_eof(channel_.get())) {
+      return absl::OutOfRangeError("the command's output ended");
+    }
+    return out;
+  }
+
+  std::string ErrorOutput() override { return errors_; }
+
+ private:
+  absl::Status Lost(absl::string_view doing) const {
+    return absl::UnavailableError(absl::StrCat("node \"", node_, "\": connection lost while ",
+                                               doing, ": ", ssh_get_error(session_)));
+  }
+
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel_;
+  std::string node_;
+  ssh_session session_;
+  std::string errors_;
+};
+
 }  // namespace
 
 SshConnection::~SshConnection() { sftp_.reset(); }
@@ -147,6 +197,19 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
   if (status >= 0) return status;
   if (exit.signal >= 0) return 128 + exit.signal;
   return Lost("awaiting an exit status");
+}
+
+absl::StatusOr<std::unique_ptr<CommandStream>> SshConnection::OpenStream(
+    const std::string& command) {
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
+  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK) {
+    return Lost("opening a channel");
+  }
+  // The login shell runs it: no sh -c between, so `exec` leaves one program.
+  if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+    return Lost("starting a command");
+  }
+  return std::make_unique<SshCommandStream>(std::move(channel), node_, session_.get());
 }
 
 absl::Status SshConnection::SignalGroup(long pid, const char* signal) {

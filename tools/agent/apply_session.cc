@@ -1,7 +1,6 @@
 #include "tools/agent/apply_session.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -18,9 +17,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "plugins/relative_path.h"
 #include "tools/process/files.h"
+#include "tools/process/subprocess.h"
 #include "tools/protocol/check_line.h"
 #include "tools/protocol/session_wire.h"
 #include "tools/sync/manifest.h"
@@ -33,18 +34,6 @@ std::string ParentOf(const std::string& path) {
   size_t slash = path.rfind('/');
   return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
 }
-
-// A stopped command's process group: TERM after `term_at`, KILL after
-// `kill_at` (set once TERM went).
-struct RunningCommand {
-  pid_t pid = -1;
-  int output_fd = -1;
-  int stdin_fd = -1;  // held open until a cancel (hold_stdin), else -1
-  absl::Duration stdin_grace;
-  absl::Duration term_grace;
-  std::optional<absl::Time> term_at;
-  std::optional<absl::Time> kill_at;
-};
 
 class ApplySession {
  public:
@@ -258,15 +247,12 @@ class ApplySession {
     return absl::OkStatus();
   }
 
+  // Runs `/bin/sh -c command` (tools/process/subprocess.h: its own process
+  // group, stopped with this process), its output sent as it comes.
   absl::Status Run(const Frame& frame);
-  // Forks `/bin/sh -c command` in a session of its own.
-  absl::Status Start(const Frame& frame, RunningCommand* command);
-  // Apply cancelled (or left): close its stdin, then signal it on time.
-  void Cancel(RunningCommand* command);
-  void SignalOnTime(RunningCommand* command);
-  // Takes the frames received while a command runs: a cancel; anything
-  // else breaks the session, which stops the command.
-  void TakeCancels(RunningCommand* command);
+  // Takes the frames received while a command runs: a cancel sets
+  // `*cancel`; anything else breaks the session, which stops the command.
+  void TakeCancels(bool* cancel);
 
   const int in_;
   const int out_;
@@ -274,118 +260,72 @@ class ApplySession {
   bool ended_ = false;  // apply left during a command
 };
 
-absl::Status ApplySession::Start(const Frame& frame, RunningCommand* command) {
-  if (frame.fields.size() < 5) return absl::InvalidArgumentError("run: 5 fields expected");
-  absl::StatusOr<uint64_t> hold = FrameNumber(frame, 2, "run's hold_stdin");
-  absl::StatusOr<uint64_t> stdin_grace = FrameNumber(frame, 3, "run's stdin grace");
-  absl::StatusOr<uint64_t> term_grace = FrameNumber(frame, 4, "run's term grace");
-  if (!hold.ok() || !stdin_grace.ok() || !term_grace.ok()) {
-    return !hold.ok() ? hold.status() : !stdin_grace.ok() ? stdin_grace.status() : term_grace.status();
-  }
-  command->stdin_grace = absl::Milliseconds(*stdin_grace);
-  command->term_grace = absl::Milliseconds(*term_grace);
-  int output[2], input[2] = {-1, -1};
-  if (pipe2(output, O_CLOEXEC) != 0 || (*hold != 0 && pipe2(input, O_CLOEXEC) != 0)) {
-    return absl::InternalError(absl::StrCat("pipe: ", strerror(errno)));
-  }
-  pid_t pid = fork();
-  if (pid < 0) return absl::InternalError(absl::StrCat("fork: ", strerror(errno)));
-  if (pid == 0) {
-    setsid();
-    int in = *hold != 0 ? input[0] : open("/dev/null", O_RDONLY);
-    dup2(in, STDIN_FILENO);
-    dup2(output[1], STDOUT_FILENO);
-    dup2(output[1], STDERR_FILENO);
-    signal(SIGPIPE, SIG_DFL);
-    for (size_t i = 5; i < frame.fields.size(); ++i) putenv(strdup(frame.fields[i].c_str()));
-    const std::string& cwd = frame.fields[1];
-    if (!cwd.empty() && chdir(cwd.c_str()) != 0) {
-      std::fprintf(stderr, "cd: %s: %s\n", cwd.c_str(), strerror(errno));
-      _exit(2);
-    }
-    execl("/bin/sh", "sh", "-c", frame.fields[0].c_str(), static_cast<char*>(nullptr));
-    std::fprintf(stderr, "/bin/sh: %s\n", strerror(errno));
-    _exit(127);
-  }
-  close(output[1]);
-  if (input[0] >= 0) close(input[0]);
-  command->pid = pid;
-  command->output_fd = output[0];
-  command->stdin_fd = input[1];
-  return absl::OkStatus();
-}
-
-void ApplySession::Cancel(RunningCommand* command) {
-  if (command->term_at.has_value()) return;
-  bool held = command->stdin_fd >= 0;
-  if (held) close(command->stdin_fd);
-  command->stdin_fd = -1;
-  command->term_at = absl::Now() + (held ? command->stdin_grace : absl::ZeroDuration());
-}
-
-void ApplySession::SignalOnTime(RunningCommand* command) {
-  absl::Time now = absl::Now();
-  if (command->term_at.has_value() && !command->kill_at.has_value() && now >= *command->term_at) {
-    kill(-command->pid, SIGTERM);
-    command->kill_at = now + command->term_grace;
-  } else if (command->kill_at.has_value() && now >= *command->kill_at) {
-    kill(-command->pid, SIGKILL);
-    command->kill_at = absl::InfiniteFuture();
-  }
-}
-
-void ApplySession::TakeCancels(RunningCommand* command) {
+void ApplySession::TakeCancels(bool* cancel) {
   while (true) {
     absl::StatusOr<std::optional<Frame>> next = reader_.Next();
     if (next.ok() && !next->has_value()) return;
+    // Anything but a cancel breaks the session: stop the command, then end.
     if (!next.ok() || (*next)->type != FrameType::kCancel) ended_ = true;
-    Cancel(command);
+    *cancel = true;
     if (!next.ok()) return;
   }
 }
 
 absl::Status ApplySession::Run(const Frame& frame) {
-  RunningCommand command;
-  if (absl::Status started = Start(frame, &command); !started.ok()) {
-    // The stream is fine; the node could not start it.
-    Send(FrameType::kOutput, {absl::StrCat(started.message(), "\n")});
-    Send(FrameType::kStatus, {"127"});
+  if (frame.fields.size() < 5) return absl::InvalidArgumentError("run: 5 fields expected");
+  absl::StatusOr<uint64_t> hold = FrameNumber(frame, 2, "run's hold_stdin");
+  absl::StatusOr<uint64_t> stdin_grace = FrameNumber(frame, 3, "run's stdin grace");
+  absl::StatusOr<uint64_t> term_grace = FrameNumber(frame, 4, "run's term grace");
+  for (const auto* number : {&hold, &stdin_grace, &term_grace}) {
+    if (!number->ok()) return number->status();
+  }
+  SubprocessOptions options;
+  options.argv = {"/bin/sh", "-c", frame.fields[0]};
+  options.cwd = frame.fields[1];
+  options.stdin_pipe = *hold != 0;
+  for (size_t i = 5; i < frame.fields.size(); ++i) {
+    std::pair<std::string, std::string> variable =
+        absl::StrSplit(frame.fields[i], absl::MaxSplits('=', 1));
+    options.env.push_back(std::move(variable));
+  }
+  absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(options);
+  if (!started.ok()) {
+    // The stream is fine; the node could not start it (a missing cwd).
+    Send(FrameType::kOutput, {absl::StrCat(started.status().message(), "\n")});
+    Send(FrameType::kStatus, {absl::IsNotFound(started.status()) ? "127" : "1"});
     return absl::OkStatus();
   }
-  int wait_status = 0;
-  bool exited = false, input_open = true;
-  char buffer[32 * 1024];
+  Subprocess& process = **started;
+  Subprocess* processes[] = {&process};
+  auto forward = [this](size_t, absl::string_view chunk) {
+    Send(FrameType::kOutput, {std::string(chunk)});
+  };
+  bool cancel = false, input_open = true;
+  std::optional<absl::Time> stop_at;
   // A cancel may have come with the request itself.
-  TakeCancels(&command);
-  while (!exited) {
-    pollfd fds[2] = {{command.output_fd, POLLIN, 0}, {in_, static_cast<short>(input_open ? POLLIN : 0), 0}};
-    poll(fds, 2, 20);
-    if (fds[0].revents != 0) {
-      ssize_t n = read(command.output_fd, buffer, sizeof(buffer));
-      if (n > 0) Send(FrameType::kOutput, {std::string(buffer, n)});
+  TakeCancels(&cancel);
+  while (!process.TryWait().has_value()) {
+    if (cancel && !stop_at.has_value()) {
+      // As a transport does: EOF on stdin first, the agent stops its ranks on it.
+      process.CloseStdin();
+      stop_at = absl::Now() + (*hold != 0 ? absl::Milliseconds(*stdin_grace) : absl::ZeroDuration());
     }
-    if (input_open && fds[1].revents != 0) {
+    if (stop_at.has_value() && absl::Now() >= *stop_at) {
+      StopAll(processes, absl::Milliseconds(*term_grace), forward);
+      break;
+    }
+    std::vector<int> watched;
+    if (input_open) watched.push_back(in_);
+    if (!PumpOutput(processes, watched, absl::Milliseconds(20), forward).empty()) {
       input_open = Fill();
-      if (!input_open) {
-        ended_ = true;  // apply is gone: stop the command, then end
-        Cancel(&command);
-      }
+      if (!input_open) cancel = ended_ = true;  // apply is gone
     }
-    TakeCancels(&command);
-    SignalOnTime(&command);
-    exited = waitpid(command.pid, &wait_status, WNOHANG) == command.pid;
+    TakeCancels(&cancel);
   }
   // What it printed last; a process it left behind (the detached agent)
   // may hold the pipe, so only what is there now.
-  fcntl(command.output_fd, F_SETFL, O_NONBLOCK);
-  ssize_t n;
-  while ((n = read(command.output_fd, buffer, sizeof(buffer))) > 0) {
-    Send(FrameType::kOutput, {std::string(buffer, n)});
-  }
-  close(command.output_fd);
-  if (command.stdin_fd >= 0) close(command.stdin_fd);
-  int status = WIFEXITED(wait_status) ? WEXITSTATUS(wait_status) : 128 + WTERMSIG(wait_status);
-  Send(FrameType::kStatus, {absl::StrCat(status)});
+  if (process.output_open()) process.ReadOutput([&](absl::string_view chunk) { forward(0, chunk); });
+  Send(FrameType::kStatus, {absl::StrCat(*process.exit_status())});
   return absl::OkStatus();
 }
 

@@ -14,6 +14,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tools/apply/agent_session.h"
 #include "tools/apply/authorize_key.h"
 #include "tools/apply/connect_nodes.h"
 #include "tools/apply/local_build.h"
@@ -135,7 +136,40 @@ absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
   if (!opened.ok()) return opened.status();
   connections_ = std::move(opened->open);
   not_there_ = std::move(opened->not_there);
+  OpenAgentSessions();
   return absl::OkStatus();
+}
+
+void Executor::OpenAgentSessions() {
+  sessions_.clear();
+  // plan --check and --refresh change nothing; an agent shipped by nothing
+  // (tests without one) is not asked for.
+  if (options_.agent_path.empty() || options_.check_only || options_.transport.read_only) return;
+  std::vector<const NodeSpec*> nodes;
+  for (const NodeSpec& node : spec_.nodes) {
+    if (connections_.count(node.name) != 0) nodes.push_back(&node);
+  }
+  std::vector<std::unique_ptr<AgentSessionConnection>> opened(nodes.size());
+  ParallelFor(nodes.size(), options_.parallelism, [&](size_t i) {
+    // Where the node has no agent that speaks it (the first apply ships
+    // one; an upgrade ships a new one) or the transport has no streams,
+    // every step runs as its own command, as before.
+    absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+        AgentSessionConnection::Open(connections_.at(nodes[i]->name), nodes[i]->name,
+                                     AgentPath(*nodes[i]),
+                                     absl::Seconds(options_.transport.connect_timeout_s));
+    if (session.ok()) opened[i] = *std::move(session);
+  });
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    if (opened[i] == nullptr) continue;
+    sessions_[nodes[i]->name] = opened[i].get();
+    connections_[nodes[i]->name] = std::move(opened[i]);
+  }
+}
+
+AgentSessionConnection* Executor::SessionOf(const std::string& node) const {
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? nullptr : it->second;
 }
 
 std::vector<std::string> Executor::NodesNotThereYet() const {
@@ -470,7 +504,29 @@ Executor::Outcome Executor::SyncNode(const Step& step) {
 
 Executor::Outcome Executor::CheckWorkdir(const Step& step, const NodeSpec& node,
                                          uint64_t bytes) {
-  Outcome workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+  Outcome workdir;
+  if (AgentSessionConnection* session = SessionOf(node.name); session != nullptr) {
+    // The same check inside the agent: no shell, no df.
+    std::string output;
+    absl::StatusOr<int> status =
+        session->CheckWorkdir(node.workdir, NodeStateDir(node), bytes, &output);
+    if (!status.ok()) {
+      workdir = Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync, step ",
+                                             StepKindName(step.kind), ": ",
+                                             status.status().message()));
+    } else {
+      workdir = CheckFindings(
+          step,
+          *status == 0 ? Outcome()
+                       : Outcome::Failed(absl::StrCat("node '", node.name,
+                                                      "', phase sync: the workdir check said: ",
+                                                      output),
+                                         *status),
+          output);
+    }
+  } else {
+    workdir = RunChecks(step, WorkdirCheckScript(node, bytes), nullptr);
+  }
   workdir.stops_phase = true;
   return workdir;
 }
@@ -491,6 +547,16 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
   // The agent arrives with this sync; it checks what did.
   if (!options_.agent_path.empty()) sync.verifier = AgentPath(node);
   sync.after_verify = RecordCommand(step, step.hash);
+  if (AgentSessionConnection* session = SessionOf(node.name); session != nullptr) {
+    // The check and the record inside the agent.
+    std::string record_path = sync.after_verify.empty()
+                                  ? ""
+                                  : StepRecordPath(node, PhaseName(step.phase));
+    sync.verify_on_node = [session, &node, record_path, &step](std::string* output) {
+      return session->VerifyTree(node.workdir, SyncManifestPath(node), record_path,
+                                 absl::StrCat(step.hash, "\n"), output);
+    };
+  }
   sync.cancel = CancelFor(node.name);
   sync.verify_timeout = options_.step_timeout;
   absl::StatusOr<SyncResult> result = SyncTree(*connections_.at(node.name), sync_manifest_,

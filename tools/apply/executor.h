@@ -27,6 +27,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "plugins/transport.h"
+#include "tools/apply/agent_session.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
 #include "tools/plan/forecast.h"
@@ -206,6 +207,14 @@ class Executor {
   // the report; failed checks fail the step without stopping the phase.
   Outcome RunChecks(const Step& step, const std::string& script,
                     const absl::Notification* serving_done);
+  // What the checks that printed `output` found, added to the report;
+  // `ran` is how their command ended.
+  Outcome CheckFindings(const Step& step, Outcome ran, const std::string& output);
+  // Opens the launch agent's apply session (agent_session.h) on every
+  // node whose agent serves one; their connections_ become the sessions.
+  void OpenAgentSessions();
+  // `node`'s session, or null when it has none.
+  AgentSessionConnection* SessionOf(const std::string& node) const;
   // With `serving_done`, stdin is held until it is notified. `env` is
   // added to the command's environment.
   Outcome RunCommand(const Step& step, const std::string& command, std::string* output,
@@ -251,6 +260,8 @@ class Executor {
 
   // Set up by Connect, before the phases run; read-only afterwards.
   std::map<std::string, std::unique_ptr<Connection>> connections_;
+  // The nodes whose connection is an agent session (owned by connections_).
+  std::map<std::string, AgentSessionConnection*> sessions_;
   std::map<std::string, std::string> not_there_;  // node → what its transport said
   std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
 

@@ -19,6 +19,11 @@ Executor::Outcome Executor::RunChecks(const Step& step, const std::string& scrip
                                       const absl::Notification* serving_done) {
   std::string output;
   Outcome outcome = RunCommand(step, script, &output, serving_done);
+  return CheckFindings(step, std::move(outcome), output);
+}
+
+Executor::Outcome Executor::CheckFindings(const Step& step, Outcome outcome,
+                                          const std::string& output) {
   bool ran = outcome.status != StepStatus::kFailed || outcome.exit_status != 0;
   if (!ran) return outcome;  // the node could not be asked
   CheckOutput found = ParseCheckOutput(output);

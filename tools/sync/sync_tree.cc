@@ -42,11 +42,16 @@ absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
                         const std::string& manifest_path, const SyncOptions& options) {
   std::string output;
   TimedCancel cancel(options.cancel, options.verify_timeout);
-  absl::StatusOr<int> exit = connection.Run(
-      {absl::StrCat(ShellQuote(options.verifier), " --verify-tree=", ShellQuote(remote_root),
-                    " --manifest=", ShellQuote(manifest_path),
-                    options.after_verify.empty() ? "" : " && ", options.after_verify)},
-      [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, cancel.get());
+  absl::StatusOr<int> exit =
+      options.verify_on_node
+          ? options.verify_on_node(&output)
+          : connection.Run({absl::StrCat(ShellQuote(options.verifier), " --verify-tree=",
+                                         ShellQuote(remote_root), " --manifest=",
+                                         ShellQuote(manifest_path),
+                                         options.after_verify.empty() ? "" : " && ",
+                                         options.after_verify)},
+                           [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); },
+                           cancel.get());
   if (exit.ok() && *exit == 0 && !cancel.timed_out()) return absl::OkStatus();
   std::string message = absl::StrCat("checking ", remote_root, " after the sync: ");
   absl::StatusCode code = absl::StatusCode::kFailedPrecondition;

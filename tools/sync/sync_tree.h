@@ -54,6 +54,11 @@ struct SyncOptions {
   // Shell text run on the node right after the verifier passed, in the
   // same command (one round trip fewer: apply records the step there).
   std::string after_verify;
+  // Runs the verifier (and after_verify's record) on the node in another
+  // way than a command (apply's agent session, which checks in the agent
+  // itself): the verifier's exit status, its report in `*output`. Empty:
+  // the command above.
+  std::function<absl::StatusOr<int>(std::string* output)> verify_on_node;
   // Stops the verifier early (may be null), and how long it may run.
   const absl::Notification* cancel = nullptr;
   absl::Duration verify_timeout = absl::InfiniteDuration();

@@ -1,0 +1,257 @@
+#include "tools/apply/agent_session.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "absl/time/clock.h"
+#include "tools/util/shell_quote.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+// How often a running command looks at its cancel.
+constexpr absl::Duration kPoll = absl::Milliseconds(20);
+
+std::string Number(uint64_t value) { return absl::StrCat(value); }
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::Open(
+    std::unique_ptr<Connection>& base, const std::string& node, const std::string& agent_path,
+    absl::Duration hello_timeout, SessionRunOptions options) {
+  FP_ASSIGN_OR_RETURN(std::unique_ptr<CommandStream> stream,
+                      base->OpenStream(absl::StrCat("exec ", ShellQuote(agent_path),
+                                                    " --apply-session")));
+  CommandStream* raw = stream.get();
+  std::unique_ptr<AgentSessionConnection> session(
+      new AgentSessionConnection(nullptr, std::move(stream), node, options));
+  absl::StatusOr<Frame> hello = session->Receive(hello_timeout);
+  auto refused = [&](absl::string_view said) {
+    std::string errors(absl::StripAsciiWhitespace(raw->ErrorOutput()));
+    return absl::FailedPreconditionError(
+        absl::StrCat("node '", node, "': ", agent_path, " serves no apply session (", said,
+                     errors.empty() ? "" : ": ", errors, ")"));
+  };
+  if (!hello.ok()) {
+    // It ended (missing, or an agent without the flag): what it said.
+    if (!session->ended_ && absl::IsUnavailable(hello.status())) return hello.status();
+    return refused(session->ended_ ? "it ended" : hello.status().message());
+  }
+  if (hello->type != FrameType::kHello || hello->fields.size() != 1 ||
+      hello->fields[0] != kSessionGreeting) {
+    return refused(absl::StrCat("it greeted with something else than \"", kSessionGreeting,
+                                "\""));
+  }
+  session->base_ = std::move(base);
+  return session;
+}
+
+absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl::Status& why) {
+  if (broken_.ok()) {
+    std::string errors(absl::StripAsciiWhitespace(stream_->ErrorOutput()));
+    broken_ = absl::UnavailableError(
+        absl::StrCat("node '", node_, "': the agent's apply session broke while ", doing, ": ",
+                     why.message(), errors.empty() ? "" : " (", errors, errors.empty() ? "" : ")"));
+  }
+  return broken_;
+}
+
+absl::Status AgentSessionConnection::Send(FrameType type,
+                                          const std::vector<std::string>& fields) {
+  if (!broken_.ok()) return broken_;
+  absl::Status sent = stream_->Write(EncodeFrame(type, fields));
+  return sent.ok() ? sent : Broken("sending a request", sent);
+}
+
+absl::StatusOr<Frame> AgentSessionConnection::Receive(absl::Duration timeout) {
+  if (!broken_.ok()) return broken_;
+  absl::Time deadline = absl::Now() + timeout;
+  while (true) {
+    absl::StatusOr<std::optional<Frame>> next = reader_.Next();
+    if (!next.ok()) return Broken("reading an answer", next.status());
+    if (next->has_value()) return **next;
+    absl::Duration left = deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      return absl::DeadlineExceededError("no answer in time");
+    }
+    absl::StatusOr<std::string> bytes = stream_->Read(std::min(left, absl::Seconds(1)));
+    if (absl::IsOutOfRange(bytes.status())) {
+      ended_ = true;
+      return Broken("reading an answer", absl::DataLossError("the agent ended"));
+    }
+    if (!bytes.ok()) return Broken("reading an answer", bytes.status());
+    reader_.Feed(*bytes);
+  }
+}
+
+absl::Status AgentSessionConnection::ReceiveAnswer(absl::string_view doing) {
+  FP_ASSIGN_OR_RETURN(Frame answer, Receive());
+  if (answer.type == FrameType::kOk) return absl::OkStatus();
+  if (answer.type == FrameType::kError && answer.fields.size() == 1) {
+    return absl::InternalError(absl::StrCat(doing, ": ", answer.fields[0]));
+  }
+  return Broken(doing, absl::DataLossError("an answer of another kind"));
+}
+
+absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& on_output,
+                                                          const absl::Notification* cancel) {
+  bool cancel_sent = false;
+  while (true) {
+    if (cancel != nullptr && !cancel_sent && cancel->HasBeenNotified()) {
+      FP_RETURN_IF_ERROR(Send(FrameType::kCancel));
+      cancel_sent = true;
+    }
+    absl::StatusOr<Frame> frame = Receive(cancel_sent || cancel == nullptr
+                                              ? absl::InfiniteDuration()
+                                              : kPoll);
+    if (absl::IsDeadlineExceeded(frame.status())) continue;
+    if (!frame.ok()) return frame.status();
+    if (frame->type == FrameType::kOutput && frame->fields.size() == 1) {
+      if (on_output) on_output(frame->fields[0]);
+      continue;
+    }
+    if (frame->type == FrameType::kStatus) {
+      absl::StatusOr<uint64_t> status = FrameNumber(*frame, 0, "a command's exit status");
+      if (!status.ok()) return Broken("running a command", status.status());
+      return static_cast<int>(*status);
+    }
+    return Broken("running a command", absl::DataLossError("an answer of another kind"));
+  }
+}
+
+absl::StatusOr<int> AgentSessionConnection::Run(const CommandSpec& command,
+                                                const OutputCallback& on_output,
+                                                const absl::Notification* cancel) {
+  std::vector<std::string> fields = {
+      command.command, command.cwd, command.hold_stdin ? "1" : "0",
+      Number(absl::ToInt64Milliseconds(options_.stdin_grace)),
+      Number(absl::ToInt64Milliseconds(options_.term_grace))};
+  for (const auto& [name, value] : command.env) {
+    if (name.empty() || absl::StrContains(name, '=')) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("environment name \"", name, "\" is not a shell identifier"));
+    }
+    fields.push_back(absl::StrCat(name, "=", value));
+  }
+  FP_RETURN_IF_ERROR(Send(FrameType::kRun, fields));
+  return ReceiveStatus(on_output, cancel);
+}
+
+absl::StatusOr<std::string> AgentSessionConnection::ReadFile(const std::string& path) {
+  return std::move(ReadFiles({path})[0]);
+}
+
+std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
+    const std::vector<std::string>& paths) {
+  std::vector<absl::StatusOr<std::string>> contents;
+  absl::Status sent = Send(FrameType::kRead, paths);
+  absl::StatusOr<Frame> answer = sent.ok() ? Receive() : sent;
+  if (answer.ok() && (answer->type != FrameType::kContents ||
+                      answer->fields.size() != 2 * paths.size())) {
+    answer = Broken("reading files", absl::DataLossError("an answer of another kind"));
+  }
+  if (!answer.ok()) return std::vector<absl::StatusOr<std::string>>(paths.size(), answer.status());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const std::string& kind = answer->fields[2 * i];
+    std::string& text = answer->fields[2 * i + 1];
+    if (kind == "ok") {
+      contents.push_back(std::move(text));
+    } else if (kind == "missing") {
+      contents.push_back(absl::NotFoundError(text));
+    } else {
+      contents.push_back(absl::InternalError(absl::StrCat("reading ", paths[i], ": ", text)));
+    }
+  }
+  return contents;
+}
+
+absl::Status AgentSessionConnection::WriteFile(const std::string& path,
+                                               absl::string_view content, uint32_t mode) {
+  FP_RETURN_IF_ERROR(Send(FrameType::kWrite, {path, Number(mode), std::string(content)}));
+  return ReceiveAnswer(absl::StrCat("writing ", path));
+}
+
+absl::Status AgentSessionConnection::SendFile(const FileToSend& file) {
+  int fd = open(file.local_path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat info;
+  if (fd < 0 || fstat(fd, &info) != 0) {
+    absl::Status missing = absl::NotFoundError(absl::StrCat(file.local_path, ": ", strerror(errno)));
+    if (fd >= 0) close(fd);
+    // A header the agent refuses keeps the stream in step.
+    FP_RETURN_IF_ERROR(Send(FrameType::kFile, {"", Number(file.mode), "0"}));
+    return missing;
+  }
+  uint64_t size = info.st_size;
+  absl::Status sent = Send(FrameType::kFile, {file.path, Number(file.mode), Number(size)});
+  std::string chunk;
+  absl::Status local;
+  for (uint64_t left = size; left > 0 && sent.ok();) {
+    chunk.resize(std::min<uint64_t>(left, kSessionChunk));
+    ssize_t n = local.ok() ? read(fd, chunk.data(), chunk.size()) : 0;
+    if (n <= 0) {
+      // It shrank or broke while read: what was promised still goes, and
+      // the sync fails with why.
+      if (local.ok()) local = absl::DataLossError(absl::StrCat(file.local_path, ": changed while sent"));
+      std::fill(chunk.begin(), chunk.end(), '\0');
+      n = chunk.size();
+    }
+    chunk.resize(n);
+    sent = Send(FrameType::kData, {chunk});
+    left -= n;
+  }
+  close(fd);
+  return sent.ok() ? local : sent;
+}
+
+absl::Status AgentSessionConnection::PutFiles(const std::vector<FileToSend>& files,
+                                              const std::string& remote_root) {
+  if (files.empty()) return absl::OkStatus();
+  FP_RETURN_IF_ERROR(Send(FrameType::kPut, {remote_root, Number(files.size())}));
+  absl::Status local;
+  for (const FileToSend& file : files) {
+    absl::Status sent = SendFile(file);
+    if (!broken_.ok()) return broken_;
+    if (local.ok()) local = sent;
+  }
+  absl::Status answer = ReceiveAnswer(absl::StrCat("sending files to ", remote_root));
+  return local.ok() ? answer : local;
+}
+
+absl::Status AgentSessionConnection::RemoveFiles(const std::string& remote_root,
+                                                 const std::vector<std::string>& paths) {
+  if (paths.empty()) return absl::OkStatus();
+  std::vector<std::string> fields = {remote_root};
+  fields.insert(fields.end(), paths.begin(), paths.end());
+  FP_RETURN_IF_ERROR(Send(FrameType::kRemove, fields));
+  return ReceiveAnswer(absl::StrCat("removing files under ", remote_root));
+}
+
+absl::StatusOr<int> AgentSessionConnection::VerifyTree(const std::string& root,
+                                                       const std::string& manifest_path,
+                                                       const std::string& record_path,
+                                                       const std::string& record_content,
+                                                       std::string* output) {
+  FP_RETURN_IF_ERROR(
+      Send(FrameType::kVerify, {root, manifest_path, record_path, record_content}));
+  return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
+                       nullptr);
+}
+
+absl::StatusOr<int> AgentSessionConnection::CheckWorkdir(const std::string& workdir,
+                                                         const std::string& state_dir,
+                                                         uint64_t bytes, std::string* output) {
+  FP_RETURN_IF_ERROR(Send(FrameType::kWorkdir, {workdir, state_dir, Number(bytes)}));
+  return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
+                       nullptr);
+}
+
+}  // namespace fleetplan

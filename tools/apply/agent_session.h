@@ -1,0 +1,106 @@
+#ifndef FLEETPLAN_TOOLS_APPLY_AGENT_SESSION_H_
+#define FLEETPLAN_TOOLS_APPLY_AGENT_SESSION_H_
+
+// Apply's side of the launch agent's apply session
+// (tools/agent/apply_session.h, tools/protocol/session_wire.h): once a node
+// holds an agent that speaks it, every read, write, upload, removal and
+// command of the apply goes through that one agent process over one
+// command stream of the node's connection (one ssh channel), instead of a
+// program (a shell, an SFTP server, df, mkdir, mv ...) started on the node
+// for each. The sync's workdir and tree checks run inside the agent.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "plugins/transport.h"
+#include "tools/protocol/session_wire.h"
+
+namespace fleetplan {
+
+// How long a command run through the session may take to end after a
+// cancel closed its stdin, then after SIGTERM (as the ssh transport's).
+struct SessionRunOptions {
+  absl::Duration stdin_grace = absl::Seconds(10);
+  absl::Duration term_grace = absl::Seconds(5);
+};
+
+class AgentSessionConnection : public Connection {
+ public:
+  // Starts `agent_path --apply-session` on `base`'s node and waits up to
+  // `hello_timeout` for its greeting. FailedPrecondition when that agent
+  // cannot serve one (missing, or another version: what it said);
+  // Unimplemented when the transport has no command streams; Unavailable
+  // when the connection broke. On success the session takes `base` (kept
+  // for its command streams); on failure `base` is left as it was.
+  static absl::StatusOr<std::unique_ptr<AgentSessionConnection>> Open(
+      std::unique_ptr<Connection>& base, const std::string& node, const std::string& agent_path,
+      absl::Duration hello_timeout, SessionRunOptions options = {});
+
+  // Unavailable naming the node once the session broke (then for good).
+  absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
+                          const absl::Notification* cancel) override;
+  absl::StatusOr<std::string> ReadFile(const std::string& path) override;
+  // One request for all of them.
+  std::vector<absl::StatusOr<std::string>> ReadFiles(
+      const std::vector<std::string>& paths) override;
+  absl::Status WriteFile(const std::string& path, absl::string_view content,
+                         uint32_t mode) override;
+  // Each file in data frames as it is read here.
+  absl::Status PutFiles(const std::vector<FileToSend>& files,
+                        const std::string& remote_root) override;
+  absl::Status RemoveFiles(const std::string& remote_root,
+                           const std::vector<std::string>& paths) override;
+  ~AgentSessionConnection() override { stream_.reset(); }
+
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(
+      const std::string& command) override {
+    return base_->OpenStream(command);
+  }
+
+  // The tree check after a sync, in the agent (`--verify-tree`'s exit
+  // status and report), recording `record_content` at `record_path`
+  // (empty: nothing) when it passed.
+  absl::StatusOr<int> VerifyTree(const std::string& root, const std::string& manifest_path,
+                                 const std::string& record_path,
+                                 const std::string& record_content, std::string* output);
+
+  // The workdir check before a sync, in the agent: its check line in
+  // `output`, 1 when it failed.
+  absl::StatusOr<int> CheckWorkdir(const std::string& workdir, const std::string& state_dir,
+                                   uint64_t bytes, std::string* output);
+
+ private:
+  AgentSessionConnection(std::unique_ptr<Connection> base,
+                         std::unique_ptr<CommandStream> stream, std::string node,
+                         SessionRunOptions options)
+      : base_(std::move(base)), stream_(std::move(stream)), node_(std::move(node)), options_(options) {}
+
+  absl::Status Send(FrameType type, const std::vector<std::string>& fields = {});
+  // The next frame, waiting up to `timeout` (DeadlineExceeded after it).
+  absl::StatusOr<Frame> Receive(absl::Duration timeout = absl::InfiniteDuration());
+  // An ok or error answer.
+  absl::Status ReceiveAnswer(absl::string_view doing);
+  // Output frames to `on_output` until the status frame.
+  absl::StatusOr<int> ReceiveStatus(const OutputCallback& on_output,
+                                    const absl::Notification* cancel);
+  // Breaks the session for good, saying what went wrong.
+  absl::Status Broken(absl::string_view doing, const absl::Status& why);
+  absl::Status SendFile(const FileToSend& file);
+
+  // The stream is closed (its command's stdin ended) before `base_` goes.
+  std::unique_ptr<Connection> base_;
+  std::unique_ptr<CommandStream> stream_;
+  std::string node_;
+  SessionRunOptions options_;
+  FrameReader reader_;
+  absl::Status broken_;
+  bool ended_ = false;  // the agent's output ended
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_TOOLS_APPLY_AGENT_SESSION_H_

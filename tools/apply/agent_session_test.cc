@@ -1,0 +1,223 @@
+#include "tools/apply/agent_session.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "gtest/gtest.h"
+#include "tools/process/files.h"
+
+namespace fleetplan {
+namespace {
+
+// A command on this machine as a stream: stdin and stdout pipes, stderr
+// kept apart; what a transport's OpenStream gives the session.
+class PipeStream : public CommandStream {
+ public:
+  explicit PipeStream(const std::string& command) {
+    int in[2], out[2], err[2];
+    EXPECT_EQ(pipe2(in, O_CLOEXEC) | pipe2(out, O_CLOEXEC) | pipe2(err, O_CLOEXEC), 0);
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      dup2(err[1], 2);
+      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    close(in[0]), close(out[1]), close(err[1]);
+    stdin_ = in[1], stdout_ = out[0], stderr_ = err[0];
+  }
+  ~PipeStream() override {
+    close(stdin_), close(stdout_), close(stderr_);
+    waitpid(pid_, nullptr, 0);
+  }
+  absl::Status Write(absl::string_view bytes) override {
+    WriteFully(stdin_, bytes);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::string> Read(absl::Duration timeout) override {
+    pollfd fds[2] = {{stdout_, POLLIN, 0}, {stderr_, POLLIN, 0}};
+    poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
+    char buffer[65536];
+    if (fds[1].revents != 0) {
+      ssize_t n = read(stderr_, buffer, sizeof(buffer));
+      if (n > 0) errors_.append(buffer, n);
+    }
+    if (fds[0].revents == 0) return std::string();
+    ssize_t n = read(stdout_, buffer, sizeof(buffer));
+    if (n <= 0) {
+      // Its stderr too, for the message.
+      while ((n = read(stderr_, buffer, sizeof(buffer))) > 0) errors_.append(buffer, n);
+      return absl::OutOfRangeError("ended");
+    }
+    return std::string(buffer, n);
+  }
+  std::string ErrorOutput() override { return errors_; }
+
+ private:
+  pid_t pid_ = -1;
+  int stdin_ = -1, stdout_ = -1, stderr_ = -1;
+  std::string errors_;
+};
+
+// A connection with streams only: everything else must go through the session.
+class StreamOnlyConnection : public Connection {
+ public:
+  absl::StatusOr<int> Run(const CommandSpec&, const OutputCallback&,
+                          const absl::Notification*) override {
+    return absl::UnimplementedError("stream only");
+  }
+  absl::StatusOr<std::string> ReadFile(const std::string&) override {
+    return absl::UnimplementedError("stream only");
+  }
+  absl::Status WriteFile(const std::string&, absl::string_view, uint32_t) override {
+    return absl::UnimplementedError("stream only");
+  }
+  absl::Status PutFiles(const std::vector<FileToSend>&, const std::string&) override {
+    return absl::UnimplementedError("stream only");
+  }
+  absl::Status RemoveFiles(const std::string&, const std::vector<std::string>&) override {
+    return absl::UnimplementedError("stream only");
+  }
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override {
+    return std::make_unique<PipeStream>(command);
+  }
+};
+
+std::string Agent() {
+  return absl::StrCat(getenv("TEST_SRCDIR"), "/fleetplan/tools/agent/fleetplan-agent");
+}
+
+std::string TempDir() {
+  std::string dir = absl::StrCat(getenv("TEST_TMPDIR"), "/",
+                                 ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  EXPECT_TRUE(MakeDirs(dir).ok());
+  return dir;
+}
+
+// An "agent" script at `path` saying `body`.
+std::string Script(const std::string& dir, const std::string& body) {
+  std::string path = dir + "/agent";
+  EXPECT_TRUE(WriteFileAtomic(path, absl::StrCat("#!/bin/sh\n", body, "\n"), 0755).ok());
+  return path;
+}
+
+TEST(AgentSessionTest, CarriesFilesAndCommandsThroughTheRealAgent) {
+  std::string dir = TempDir();
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10));
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_EQ(base, nullptr);  // the session holds it now
+  Connection& node = **session;
+  ASSERT_TRUE(node.WriteFile(dir + "/state/steps/launch", "h1\n", 0644).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir + "/local.sh", std::string(3 << 20, 'x'), 0644).ok());
+  ASSERT_TRUE(node.PutFiles({{dir + "/local.sh", "sub/big", 0700, 3 << 20}}, dir + "/w").ok());
+  EXPECT_EQ(ReadFileToString(dir + "/w/sub/big")->size(), 3u << 20);
+  std::vector<absl::StatusOr<std::string>> read =
+      node.ReadFiles({dir + "/state/steps/launch", dir + "/none"});
+  EXPECT_EQ(*read[0], "h1\n");
+  EXPECT_TRUE(absl::IsNotFound(read[1].status()));
+  ASSERT_TRUE(node.RemoveFiles(dir + "/w", {"sub/big"}).ok());
+  EXPECT_FALSE(ReadFileToString(dir + "/w/sub/big").ok());
+  std::string output;
+  absl::StatusOr<int> status =
+      node.Run({"echo \"$RUN\"; exit 4", {{"RUN", "r-1"}}, dir},
+               [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, nullptr);
+  EXPECT_EQ(*status, 4);
+  EXPECT_EQ(output, "r-1\n");
+  std::string check;
+  EXPECT_EQ(*(*session)->CheckWorkdir(dir + "/wd", dir + "/wd/.fleetplan", 1, &check), 0);
+  EXPECT_TRUE(absl::StartsWith(check, "fleetplan-check workdir ok")) << check;
+}
+
+TEST(AgentSessionTest, ACancelledCommandIsStoppedThroughTheSession) {
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  SessionRunOptions options;
+  options.stdin_grace = absl::Milliseconds(100);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10), options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Notification cancel;
+  cancel.Notify();
+  absl::Time start = absl::Now();
+  CommandSpec command{"exec sleep 30"};
+  command.hold_stdin = true;
+  absl::StatusOr<int> status = (*session)->Run(command, [](absl::string_view) {}, &cancel);
+  EXPECT_EQ(*status, 128 + SIGTERM);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  // The session goes on.
+  EXPECT_TRUE(absl::IsNotFound((*session)->ReadFile("/nonexistent/x").status()));
+}
+
+TEST(AgentSessionTest, AMissingAgentLeavesTheConnectionToItsCommands) {
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", TempDir() + "/no-agent", absl::Seconds(10));
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(session.status().message(), "no-agent")) << session.status();
+  EXPECT_NE(base, nullptr);
+}
+
+TEST(AgentSessionTest, AStaleAgentIsRefusedWithWhatItSaid) {
+  // An agent from before the session: the flag is unknown to it.
+  std::string agent = Script(TempDir(), "echo \"ERROR: Unknown command line flag 'apply_session'\" >&2; exit 1");
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", agent, absl::Seconds(10));
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(session.status().message(), "Unknown command line flag"))
+      << session.status();
+  EXPECT_NE(base, nullptr);
+}
+
+TEST(AgentSessionTest, AnotherVersionsGreetingIsRefused) {
+  std::string agent = Script(TempDir(), "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 0'; cat >/dev/null");
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", agent, absl::Seconds(10));
+  EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(absl::StrContains(session.status().message(), "something else")) << session.status();
+}
+
+TEST(AgentSessionTest, ABrokenStreamFailsThisAndEveryLaterRequestNamingTheNode) {
+  // A right greeting, then a frame that cannot be one.
+  std::string agent = Script(TempDir(),
+                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
+                             "head -c 5 >/dev/null; printf 'k\\177\\377\\377\\377'; sleep 1");
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n7", agent, absl::Seconds(10));
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::Status written = (*session)->WriteFile("/tmp/x", "y", 0644);
+  EXPECT_EQ(written.code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(written.message(), "node 'n7'")) << written;
+  EXPECT_TRUE(absl::StrContains(written.message(), "broken")) << written;
+  EXPECT_EQ((*session)->ReadFile("/tmp/x").status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(AgentSessionTest, AnAgentThatDiesMidRequestFailsIt) {
+  std::string agent = Script(TempDir(),
+                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
+                             "head -c 1 >/dev/null; echo killed >&2; exit 137");
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n2", agent, absl::Seconds(10));
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::StatusOr<int> status = (*session)->Run({"true"}, [](absl::string_view) {}, nullptr);
+  EXPECT_EQ(status.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(status.status().message(), "killed")) << status.status();
+}
+
+}  // namespace
+}  // namespace fleetplan
