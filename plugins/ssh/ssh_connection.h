@@ -45,6 +45,10 @@ class SshConnection : public Connection {
                         const std::string& remote_root) override;
   absl::Status RemoveFiles(const std::string& remote_root,
                            const std::vector<std::string>& paths) override;
+  // A channel of the connection's session, the command run by the login
+  // shell as given.
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(
+      const std::string& command) override;
 
  private:
   absl::StatusOr<SftpClient*> Sftp();

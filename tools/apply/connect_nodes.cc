@@ -17,10 +17,12 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
 
 absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             bool tolerate_not_there) {
+                                             bool tolerate_not_there,
+                                             const AfterConnect& then) {
   std::vector<absl::StatusOr<std::unique_ptr<Connection>>> opened(spec.nodes.size());
   ParallelFor(spec.nodes.size(), parallelism, [&](size_t i) {
     opened[i] = ConnectNode(spec, spec.nodes[i], options);
+    if (opened[i].ok() && then) opened[i] = then(spec.nodes[i], *std::move(opened[i]));
   });
   NodeConnections connections;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {

@@ -4,6 +4,7 @@
 // One connection per node of a spec, opened in parallel through each
 // node's transport: what apply, status, logs and stop start with.
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -31,9 +32,15 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
 // first node that cannot be reached is named ("cannot connect to node 'b'
 // (ssh): ..."), except, with `tolerate_not_there`, one that is not there
 // yet. All or none: on an error no connection is kept.
+// `then`, when given, runs on each node's connection as soon as it is open,
+// in the same thread (apply opens the agent's session there), and returns
+// the connection to keep.
+using AfterConnect = std::function<std::unique_ptr<Connection>(const NodeSpec& node,
+                                                               std::unique_ptr<Connection>)>;
 absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             bool tolerate_not_there);
+                                             bool tolerate_not_there,
+                                             const AfterConnect& then = nullptr);
 
 }  // namespace fleetplan
 

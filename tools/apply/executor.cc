@@ -131,40 +131,35 @@ absl::Status Executor::ConnectNodes(bool tolerate_not_there) {
   if (known == spec_.nodes.size()) return absl::OkStatus();
   connections_.clear();
   not_there_.clear();
-  absl::StatusOr<NodeConnections> opened = fleetplan::ConnectNodes(
-      spec_, options_.transport, options_.parallelism, tolerate_not_there);
-  if (!opened.ok()) return opened.status();
-  connections_ = std::move(opened->open);
-  not_there_ = std::move(opened->not_there);
-  OpenAgentSessions();
-  return absl::OkStatus();
-}
-
-void Executor::OpenAgentSessions() {
   sessions_.clear();
   // plan --check and --refresh change nothing; an agent shipped by nothing
   // (tests without one) is not asked for.
-  if (options_.agent_path.empty() || options_.check_only || options_.transport.read_only) return;
-  std::vector<const NodeSpec*> nodes;
-  for (const NodeSpec& node : spec_.nodes) {
-    if (connections_.count(node.name) != 0) nodes.push_back(&node);
-  }
-  std::vector<std::unique_ptr<AgentSessionConnection>> opened(nodes.size());
-  ParallelFor(nodes.size(), options_.parallelism, [&](size_t i) {
+  bool sessions = !options_.agent_path.empty() && !options_.check_only &&
+                  !options_.transport.read_only;
+  absl::Mutex sessions_mu;
+  // Each node's session opens as soon as the node is connected.
+  AfterConnect open_session = [&](const NodeSpec& node, std::unique_ptr<Connection> connection) {
     // Where the node has no agent that speaks it (the first apply ships
     // one; an upgrade ships a new one) or the transport has no streams,
     // every step runs as its own command, as before.
     absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-        AgentSessionConnection::Open(connections_.at(nodes[i]->name), nodes[i]->name,
-                                     AgentPath(*nodes[i]),
+        AgentSessionConnection::Open(connection, node.name, AgentPath(node),
                                      absl::Seconds(options_.transport.connect_timeout_s));
-    if (session.ok()) opened[i] = *std::move(session);
-  });
-  for (size_t i = 0; i < nodes.size(); ++i) {
-    if (opened[i] == nullptr) continue;
-    sessions_[nodes[i]->name] = opened[i].get();
-    connections_[nodes[i]->name] = std::move(opened[i]);
+    if (!session.ok()) return connection;
+    absl::MutexLock lock(&sessions_mu);
+    sessions_[node.name] = session->get();
+    return std::unique_ptr<Connection>(*std::move(session));
+  };
+  absl::StatusOr<NodeConnections> opened =
+      fleetplan::ConnectNodes(spec_, options_.transport, options_.parallelism,
+                              tolerate_not_there, sessions ? open_session : nullptr);
+  if (!opened.ok()) {
+    sessions_.clear();
+    return opened.status();
   }
+  connections_ = std::move(opened->open);
+  not_there_ = std::move(opened->not_there);
+  return absl::OkStatus();
 }
 
 AgentSessionConnection* Executor::SessionOf(const std::string& node) const {

@@ -210,9 +210,6 @@ class Executor {
   // What the checks that printed `output` found, added to the report;
   // `ran` is how their command ended.
   Outcome CheckFindings(const Step& step, Outcome ran, const std::string& output);
-  // Opens the launch agent's apply session (agent_session.h) on every
-  // node whose agent serves one; their connections_ become the sessions.
-  void OpenAgentSessions();
   // `node`'s session, or null when it has none.
   AgentSessionConnection* SessionOf(const std::string& node) const;
   // With `serving_done`, stdin is held until it is notified. `env` is
@@ -260,7 +257,8 @@ class Executor {
 
   // Set up by Connect, before the phases run; read-only afterwards.
   std::map<std::string, std::unique_ptr<Connection>> connections_;
-  // The nodes whose connection is an agent session (owned by connections_).
+  // The nodes whose connection is the launch agent's apply session
+  // (agent_session.h; owned by connections_), opened as each node connects.
   std::map<std::string, AgentSessionConnection*> sessions_;
   std::map<std::string, std::string> not_there_;  // node → what its transport said
   std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
