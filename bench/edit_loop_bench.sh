@@ -9,6 +9,11 @@
 #
 #   bench/edit_loop_bench.sh [N]      (default 8; run as root; RUNS=10)
 #
+# BIN_DIR: the bazel-bin of an opt build to measure (default: built here);
+# COMPARE_BIN_DIR: another one (the main branch's) measured in the same run,
+# on the same servers with workdirs of its own, so that neither side's
+# agent or records disturb the other's.
+#
 # Nodes are OpenSSH servers on 127.0.0.1 (bench/loopback_sshd.sh), each
 # with a workdir of its own. Target: fleetplan at most 0.4x the peer.
 # Then one apply --json shows where fleetplan's time goes, step by step.
@@ -53,6 +58,13 @@ hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
 } >"$work/peer.sh"
 edit="echo \"# \$(date +%s%N)\" >>$work/tree/pkg0/f0001.dat"
 apply="$apply_bin --agent=$agent --parallelism=$n --color=never $spec"
+compare=()
+if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
+  sed "s|$work/nodes/|$work/nodes_b/|; 1s|^name = .*|name = \"edit-loop-$n-b\"|" "$spec" >"$work/edit_b.toml"
+  compare_apply="$COMPARE_BIN_DIR/tools/fleetplan-apply --agent=$COMPARE_BIN_DIR/tools/agent/fleetplan-agent --parallelism=$n --color=never $work/edit_b.toml"
+  compare=(-n "fleetplan apply ($COMPARE_BIN_DIR)" "$compare_apply >/dev/null")
+  bash -c "$compare_apply" >"$work/first" 2>&1 || { tail -20 "$work/first"; exit 1; }
+fi
 
 # The first sync of both, untimed.
 bash -c "$apply" >"$work/first" 2>&1 || { tail -20 "$work/first"; exit 1; }
@@ -61,13 +73,16 @@ sh "$work/peer.sh" >"$work/first" 2>&1 || { tail -20 "$work/first"; exit 1; }
 echo "== edit one file, relaunch on $n nodes (load: $(cut -d' ' -f1-3 /proc/loadavg)) =="
 hyperfine --warmup 1 --runs "$runs" --prepare "$edit" --export-markdown "$work/result.md" \
   --export-json "$work/result.json" \
-  -n "fleetplan apply" "$apply >/dev/null" -n "rsync -a x$n + pdsh" "sh $work/peer.sh >/dev/null"
+  -n "fleetplan apply" "$apply >/dev/null" -n "rsync -a x$n + pdsh" "sh $work/peer.sh >/dev/null" \
+  "${compare[@]}"
 cat "$work/result.md"
 python3 - "$work/result.json" <<'PY'
 import json, statistics, sys
 r = json.load(open(sys.argv[1]))["results"]
 fp, peer = statistics.median(r[0]["times"]), statistics.median(r[1]["times"])
 print(f"median ratio {fp / peer:.2f}x (target <= 0.4x)")
+if len(r) > 2:
+    print(f"compared build: median ratio {statistics.median(r[2]['times']) / peer:.2f}x")
 PY
 
 echo "== where one apply's time goes (when each phase's last step ended) =="

@@ -47,7 +47,12 @@ absl::Status Configure(ssh_session session, const SshSettings& settings) {
                                  settings.known_hosts.c_str(), "known_hosts"));
   }
   long timeout = settings.connect_timeout_s;
-  return SetOption(session, settings, SSH_OPTIONS_TIMEOUT, &timeout, "timeout");
+  FP_RETURN_IF_ERROR(SetOption(session, settings, SSH_OPTIONS_TIMEOUT, &timeout, "timeout"));
+  // Requests and answers are small packets, one after the other (the agent
+  // session, SFTP): Nagle's algorithm would hold each behind the ACK of the
+  // last, which the node delays.
+  int nodelay = 1;
+  return SetOption(session, settings, SSH_OPTIONS_NODELAY, &nodelay, "nodelay");
 }
 
 std::string UserOf(ssh_session session) {

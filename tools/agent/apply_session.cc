@@ -58,12 +58,22 @@ class ApplySession {
     return 1;
   }
 
+  // Frames are gathered and written at once when the session waits (an
+  // answer of several frames leaves as one packet: sshd leaves Nagle's
+  // algorithm on for a command without a terminal, which would hold a
+  // second small write behind the ACK of the first).
   void Send(FrameType type, const std::vector<std::string>& fields = {}) {
-    WriteFully(out_, EncodeFrame(type, fields));
+    pending_ += EncodeFrame(type, fields);
+    if (pending_.size() >= kSessionChunk) Flush();
+  }
+  void Flush() {
+    WriteFully(out_, pending_);
+    pending_.clear();
   }
 
   // Reads what is there (waiting for it); false at the end of input.
   bool Fill() {
+    Flush();
     char buffer[64 * 1024];
     ssize_t n;
     do {
@@ -257,6 +267,7 @@ class ApplySession {
   const int in_;
   const int out_;
   FrameReader reader_;
+  std::string pending_;  // frames not yet written
   bool ended_ = false;  // apply left during a command
 };
 
@@ -314,6 +325,7 @@ absl::Status ApplySession::Run(const Frame& frame) {
       StopAll(processes, absl::Milliseconds(*term_grace), forward);
       break;
     }
+    Flush();
     std::vector<int> watched;
     if (input_open) watched.push_back(in_);
     if (!PumpOutput(processes, watched, absl::Milliseconds(20), forward).empty()) {

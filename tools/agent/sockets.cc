@@ -119,7 +119,8 @@ absl::StatusOr<HostPort> ParseHostPort(absl::string_view target) {
 absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Duration timeout) {
   absl::StatusOr<HostPort> parsed = ParseHostPort(target);
   if (!parsed.ok()) return parsed.status();
-  absl::Time deadline = absl::Now() + timeout;
+  const absl::Time start = absl::Now();
+  absl::Time deadline = start + timeout;
   absl::Duration pause = absl::Milliseconds(10);
   std::string last_error;
   do {
@@ -142,9 +143,11 @@ absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Durat
       last_error = absl::StrCat("cannot connect to ", where, ": ", std::strerror(-fd));
     }
     if (found != nullptr) freeaddrinfo(found);
-    // Quick retries first: the listener is usually moments from ready.
+    // Quick retries for the first second: the listener is usually moments
+    // from ready (the chief's agent starts at the same time as this one,
+    // and a doubling pause would often wake well after it listens).
     absl::SleepFor(std::min(pause, deadline - absl::Now()));
-    pause = std::min(pause * 2, absl::Milliseconds(200));
+    if (absl::Now() - start > absl::Seconds(1)) pause = std::min(pause * 2, absl::Milliseconds(200));
   } while (absl::Now() < deadline);
   return absl::UnavailableError(absl::StrCat(
       last_error, " (kept trying for ", absl::FormatDuration(timeout), ")"));

@@ -68,11 +68,20 @@ absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl:
 absl::Status AgentSessionConnection::Send(FrameType type,
                                           const std::vector<std::string>& fields) {
   if (!broken_.ok()) return broken_;
-  absl::Status sent = stream_->Write(EncodeFrame(type, fields));
+  // A request's frames leave together, when its answer is awaited.
+  pending_ += EncodeFrame(type, fields);
+  return pending_.size() >= kSessionChunk ? Flush() : absl::OkStatus();
+}
+
+absl::Status AgentSessionConnection::Flush() {
+  if (!broken_.ok()) return broken_;
+  absl::Status sent = stream_->Write(pending_);
+  pending_.clear();
   return sent.ok() ? sent : Broken("sending a request", sent);
 }
 
 absl::StatusOr<Frame> AgentSessionConnection::Receive(absl::Duration timeout) {
+  if (!pending_.empty()) FP_RETURN_IF_ERROR(Flush());
   if (!broken_.ok()) return broken_;
   absl::Time deadline = absl::Now() + timeout;
   while (true) {

@@ -79,7 +79,9 @@ class AgentSessionConnection : public Connection {
                          SessionRunOptions options)
       : base_(std::move(base)), stream_(std::move(stream)), node_(std::move(node)), options_(options) {}
 
+  // Adds a frame to the request being sent; Receive sends it.
   absl::Status Send(FrameType type, const std::vector<std::string>& fields = {});
+  absl::Status Flush();
   // The next frame, waiting up to `timeout` (DeadlineExceeded after it).
   absl::StatusOr<Frame> Receive(absl::Duration timeout = absl::InfiniteDuration());
   // An ok or error answer.
@@ -97,6 +99,7 @@ class AgentSessionConnection : public Connection {
   std::string node_;
   SessionRunOptions options_;
   FrameReader reader_;
+  std::string pending_;  // frames of the request not yet sent
   absl::Status broken_;
   bool ended_ = false;  // the agent's output ended
 };
