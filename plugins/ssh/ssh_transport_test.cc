@@ -3,6 +3,7 @@
 #include "plugins/ssh/ssh_transport.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <thread>
 
@@ -108,6 +109,57 @@ TEST_F(SshTransportTest, ReusesOneSessionForManyCommands) {
   // One session: every command reports the same sshd connection.
   std::string first = Run(*connection, {"echo $SSH_CONNECTION"}).output;
   EXPECT_EQ(Run(*connection, {"echo $SSH_CONNECTION"}).output, first);
+}
+
+// Everything a stream's command printed until its output ended.
+absl::StatusOr<std::string> ReadToEnd(CommandStream& stream) {
+  std::string all;
+  absl::Time deadline = absl::Now() + absl::Seconds(20);
+  while (absl::Now() < deadline) {
+    absl::StatusOr<std::string> chunk = stream.Read(absl::Milliseconds(100));
+    if (absl::IsOutOfRange(chunk.status())) return all;
+    if (!chunk.ok()) return chunk.status();
+    all += *chunk;
+  }
+  return absl::DeadlineExceededError(absl::StrCat("still open after: ", all));
+}
+
+TEST_F(SshTransportTest, AStreamCarriesStdinToStdoutAndKeepsStderrApart) {
+  TrustServer();
+  FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
+  // Reads two lines, answers each, then says goodbye on stderr and ends.
+  FP_ASSERT_OK_AND_ASSIGN(
+      auto stream,
+      connection->OpenStream("read a; echo \"got $a\"; read b; echo \"got $b\"; echo bye >&2"));
+  ASSERT_TRUE(stream->Write("one\n").ok());
+  std::string first;
+  while (first.find('\n') == std::string::npos) {
+    FP_ASSERT_OK_AND_ASSIGN(std::string chunk, stream->Read(absl::Seconds(5)));
+    first += chunk;
+  }
+  EXPECT_EQ(first, "got one\n");
+  ASSERT_TRUE(stream->Write("two\n").ok());
+  EXPECT_EQ(ValueOr(ReadToEnd(*stream)), "got two\n");
+  EXPECT_EQ(stream->ErrorOutput(), "bye\n");
+  // The connection goes on.
+  EXPECT_EQ(Run(*connection, {"echo after"}).output, "after\n");
+}
+
+TEST_F(SshTransportTest, ClosingAStreamEndsItsCommand) {
+  TrustServer();
+  FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
+  std::string marker = MakeTempDir() + "/ended";
+  {
+    FP_ASSERT_OK_AND_ASSIGN(auto stream,
+                            connection->OpenStream(absl::StrCat("cat >/dev/null; touch ", marker)));
+    ASSERT_TRUE(stream->Write("x").ok());
+  }
+  // cat saw the end of its input: the command went on to its end.
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (access(marker.c_str(), F_OK) != 0 && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  EXPECT_EQ(access(marker.c_str(), F_OK), 0);
 }
 
 TEST_F(SshTransportTest, HostileEnvValueArrivesByteForByte) {

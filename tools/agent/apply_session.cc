@@ -1,6 +1,7 @@
 #include "tools/agent/apply_session.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -37,7 +38,8 @@ std::string ParentOf(const std::string& path) {
 
 class ApplySession {
  public:
-  ApplySession(int in_fd, int out_fd) : in_(in_fd), out_(out_fd) {}
+  ApplySession(int in_fd, int out_fd, absl::Duration idle_timeout)
+      : in_(in_fd), out_(out_fd), idle_timeout_(idle_timeout) {}
 
   int Serve() {
     Send(FrameType::kHello, {kSessionGreeting});
@@ -71,9 +73,16 @@ class ApplySession {
     pending_.clear();
   }
 
-  // Reads what is there (waiting for it); false at the end of input.
+  // Reads what is there (waiting for it up to the idle timeout); false at
+  // the end of input or after the idle timeout.
   bool Fill() {
     Flush();
+    pollfd ready = {in_, POLLIN, 0};
+    int waited;
+    do {
+      waited = poll(&ready, 1, static_cast<int>(absl::ToInt64Milliseconds(idle_timeout_)));
+    } while (waited < 0 && errno == EINTR);
+    if (waited == 0) return false;
     char buffer[64 * 1024];
     ssize_t n;
     do {
@@ -266,6 +275,7 @@ class ApplySession {
 
   const int in_;
   const int out_;
+  const absl::Duration idle_timeout_;
   FrameReader reader_;
   std::string pending_;  // frames not yet written
   bool ended_ = false;  // apply left during a command
@@ -343,10 +353,10 @@ absl::Status ApplySession::Run(const Frame& frame) {
 
 }  // namespace
 
-int ServeApplySession(int in_fd, int out_fd) {
+int ServeApplySession(int in_fd, int out_fd, absl::Duration idle_timeout) {
   // A closed stdout is the end of the session, not of the process.
   signal(SIGPIPE, SIG_IGN);
-  return ApplySession(in_fd, out_fd).Serve();
+  return ApplySession(in_fd, out_fd, idle_timeout).Serve();
 }
 
 TreeCheckReport CheckSyncedTree(const std::string& root, const std::string& manifest_path) {

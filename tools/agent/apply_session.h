@@ -11,13 +11,17 @@
 #include <cstdint>
 #include <string>
 
+#include "absl/time/time.h"
+#include "tools/protocol/session_wire.h"
+
 namespace fleetplan {
 
 // Serves requests read from `in_fd`, answering on `out_fd`, until `in_fd`
-// ends. A command it runs is stopped (its process group) when the session
-// ends under it. 0 after a clean end; 1 when the stream broke (said on
-// stderr).
-int ServeApplySession(int in_fd, int out_fd);
+// ends or no request came for `idle_timeout` while no command ran. A
+// command it runs is stopped (its process group) when the session ends
+// under it. 0 after a clean end; 1 when the stream broke (said on stderr).
+int ServeApplySession(int in_fd, int out_fd,
+                      absl::Duration idle_timeout = kSessionIdleTimeout);
 
 // What checking a synced tree found (`--verify-tree` and the session's
 // verify): 0 and "N files as listed", or 1 and the files that differ, or

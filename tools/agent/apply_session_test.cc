@@ -27,8 +27,8 @@ class SessionTest : public ::testing::Test {
     root_ = absl::StrCat(getenv("TEST_TMPDIR"), "/", ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_TRUE(MakeDirs(root_).ok());
     int to_agent[2], from_agent[2];
-    ASSERT_EQ(pipe(to_agent), 0);
-    ASSERT_EQ(pipe(from_agent), 0);
+    ASSERT_EQ(pipe2(to_agent, O_CLOEXEC), 0);
+    ASSERT_EQ(pipe2(from_agent, O_CLOEXEC), 0);
     write_fd_ = to_agent[1];
     read_fd_ = from_agent[0];
     server_ = std::thread([this, in = to_agent[0], out = from_agent[1]] {
@@ -214,6 +214,24 @@ TEST_F(SessionTest, AnUnknownRequestEndsTheSessionWithAnError) {
 TEST_F(SessionTest, AStreamEndingInsideAFrameIsBroken) {
   SendBytes(EncodeFrame(FrameType::kRead, {"/x"}).substr(0, 6));
   EXPECT_EQ(End(), 1);
+}
+
+}  // namespace
+}  // namespace fleetplan
+
+namespace fleetplan {
+namespace {
+
+TEST(ApplySessionIdleTest, AnAgentLeftWithoutRequestsEnds) {
+  int to_agent[2], from_agent[2];
+  ASSERT_EQ(pipe2(to_agent, O_CLOEXEC), 0);
+  ASSERT_EQ(pipe2(from_agent, O_CLOEXEC), 0);
+  absl::Time start = absl::Now();
+  // Apply's end stays open but says nothing: a node cut off from it.
+  EXPECT_EQ(ServeApplySession(to_agent[0], from_agent[1], absl::Milliseconds(200)), 0);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_GE(absl::Now() - start, absl::Milliseconds(200));
+  for (int fd : {to_agent[0], to_agent[1], from_agent[0], from_agent[1]}) close(fd);
 }
 
 }  // namespace

@@ -28,36 +28,56 @@ std::string Number(uint64_t value) { return absl::StrCat(value); }
 absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::Open(
     std::unique_ptr<Connection>& base, const std::string& node, const std::string& agent_path,
     absl::Duration hello_timeout, SessionRunOptions options) {
-  FP_ASSIGN_OR_RETURN(std::unique_ptr<CommandStream> stream,
-                      base->OpenStream(absl::StrCat("exec ", ShellQuote(agent_path),
-                                                    " --apply-session")));
-  CommandStream* raw = stream.get();
   std::unique_ptr<AgentSessionConnection> session(
-      new AgentSessionConnection(nullptr, std::move(stream), node, options));
-  absl::StatusOr<Frame> hello = session->Receive(hello_timeout);
+      new AgentSessionConnection(nullptr, node, agent_path, hello_timeout, options));
+  FP_RETURN_IF_ERROR(session->Start(*base));
+  session->base_ = std::move(base);
+  return session;
+}
+
+absl::Status AgentSessionConnection::Start(Connection& base) {
+  stream_.reset();  // an earlier agent ends with its input
+  reader_ = FrameReader();
+  pending_.clear();
+  broken_ = absl::OkStatus();
+  ended_ = false;
+  FP_ASSIGN_OR_RETURN(stream_, base.OpenStream(absl::StrCat("exec ", ShellQuote(agent_path_),
+                                                            " --apply-session")));
+  absl::StatusOr<Frame> hello = Receive(hello_timeout_);
   auto refused = [&](absl::string_view said) {
-    std::string errors(absl::StripAsciiWhitespace(raw->ErrorOutput()));
+    std::string errors(absl::StripAsciiWhitespace(stream_->ErrorOutput()));
     return absl::FailedPreconditionError(
-        absl::StrCat("node '", node, "': ", agent_path, " serves no apply session (", said,
+        absl::StrCat("node '", node_, "': ", agent_path_, " serves no apply session (", said,
                      errors.empty() ? "" : ": ", errors, ")"));
   };
   if (!hello.ok()) {
     // It ended (missing, or an agent without the flag): what it said.
-    if (!session->ended_ && absl::IsUnavailable(hello.status())) return hello.status();
-    return refused(session->ended_ ? "it ended" : hello.status().message());
+    if (!ended_ && absl::IsUnavailable(hello.status())) return hello.status();
+    return refused(ended_ ? "it ended" : hello.status().message());
   }
   if (hello->type != FrameType::kHello || hello->fields.size() != 1 ||
       hello->fields[0] != kSessionGreeting) {
     return refused(absl::StrCat("it greeted with something else than \"", kSessionGreeting,
                                 "\""));
   }
-  session->base_ = std::move(base);
-  return session;
+  return absl::OkStatus();
+}
+
+absl::Status AgentSessionConnection::Begin() {
+  // The agent leaves after kSessionIdleTimeout without a request (apply
+  // may be gone without a word); a session idle for half of it starts a
+  // fresh agent rather than risk talking to one on its way out.
+  if (broken_.ok() && absl::Now() - last_heard_ > options_.restart_after_idle) {
+    absl::Status started = Start(*base_);
+    if (!started.ok()) return Broken("starting the agent again after a pause", started);
+  }
+  return broken_;
 }
 
 absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl::Status& why) {
   if (broken_.ok()) {
-    std::string errors(absl::StripAsciiWhitespace(stream_->ErrorOutput()));
+    std::string errors(
+        absl::StripAsciiWhitespace(stream_ != nullptr ? stream_->ErrorOutput() : ""));
     broken_ = absl::UnavailableError(
         absl::StrCat("node '", node_, "': the agent's apply session broke while ", doing, ": ",
                      why.message(), errors.empty() ? "" : " (", errors, errors.empty() ? "" : ")"));
@@ -87,7 +107,10 @@ absl::StatusOr<Frame> AgentSessionConnection::Receive(absl::Duration timeout) {
   while (true) {
     absl::StatusOr<std::optional<Frame>> next = reader_.Next();
     if (!next.ok()) return Broken("reading an answer", next.status());
-    if (next->has_value()) return **next;
+    if (next->has_value()) {
+      last_heard_ = absl::Now();
+      return **next;
+    }
     absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) {
       return absl::DeadlineExceededError("no answer in time");
@@ -102,8 +125,20 @@ absl::StatusOr<Frame> AgentSessionConnection::Receive(absl::Duration timeout) {
   }
 }
 
+absl::StatusOr<Frame> AgentSessionConnection::ReceiveAnswerFrame(absl::string_view doing,
+                                                                 absl::Duration timeout) {
+  absl::StatusOr<Frame> answer = Receive(timeout);
+  if (absl::IsDeadlineExceeded(answer.status())) {
+    Broken(doing, absl::DeadlineExceededError(
+                      absl::StrCat("no answer within ", absl::FormatDuration(timeout))))
+        .IgnoreError();  // kept in broken_
+    return absl::DeadlineExceededError(broken_.message());
+  }
+  return answer;
+}
+
 absl::Status AgentSessionConnection::ReceiveAnswer(absl::string_view doing) {
-  FP_ASSIGN_OR_RETURN(Frame answer, Receive());
+  FP_ASSIGN_OR_RETURN(Frame answer, ReceiveAnswerFrame(doing, options_.reply_timeout));
   if (answer.type == FrameType::kOk) return absl::OkStatus();
   if (answer.type == FrameType::kError && answer.fields.size() == 1) {
     return absl::InternalError(absl::StrCat(doing, ": ", answer.fields[0]));
@@ -112,17 +147,26 @@ absl::Status AgentSessionConnection::ReceiveAnswer(absl::string_view doing) {
 }
 
 absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& on_output,
-                                                          const absl::Notification* cancel) {
+                                                          const absl::Notification* cancel,
+                                                          absl::Duration timeout) {
   bool cancel_sent = false;
+  const absl::Time deadline = absl::Now() + timeout;
   while (true) {
     if (cancel != nullptr && !cancel_sent && cancel->HasBeenNotified()) {
       FP_RETURN_IF_ERROR(Send(FrameType::kCancel));
       cancel_sent = true;
     }
-    absl::StatusOr<Frame> frame = Receive(cancel_sent || cancel == nullptr
-                                              ? absl::InfiniteDuration()
-                                              : kPoll);
-    if (absl::IsDeadlineExceeded(frame.status())) continue;
+    absl::Duration left = deadline - absl::Now();
+    absl::StatusOr<Frame> frame =
+        Receive(cancel_sent || cancel == nullptr ? left : std::min(left, kPoll));
+    if (absl::IsDeadlineExceeded(frame.status())) {
+      if (absl::Now() < deadline) continue;  // a look at the cancel
+      Broken("awaiting a command's end",
+             absl::DeadlineExceededError(
+                 absl::StrCat("no answer within ", absl::FormatDuration(timeout))))
+          .IgnoreError();  // kept in broken_
+      return absl::DeadlineExceededError(broken_.message());
+    }
     if (!frame.ok()) return frame.status();
     if (frame->type == FrameType::kOutput && frame->fields.size() == 1) {
       if (on_output) on_output(frame->fields[0]);
@@ -151,6 +195,7 @@ absl::StatusOr<int> AgentSessionConnection::Run(const CommandSpec& command,
     }
     fields.push_back(absl::StrCat(name, "=", value));
   }
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kRun, fields));
   return ReceiveStatus(on_output, cancel);
 }
@@ -162,8 +207,10 @@ absl::StatusOr<std::string> AgentSessionConnection::ReadFile(const std::string& 
 std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
     const std::vector<std::string>& paths) {
   std::vector<absl::StatusOr<std::string>> contents;
-  absl::Status sent = Send(FrameType::kRead, paths);
-  absl::StatusOr<Frame> answer = sent.ok() ? Receive() : sent;
+  absl::Status sent = Begin();
+  if (sent.ok()) sent = Send(FrameType::kRead, paths);
+  absl::StatusOr<Frame> answer =
+      sent.ok() ? ReceiveAnswerFrame("reading files", options_.reply_timeout) : sent;
   if (answer.ok() && (answer->type != FrameType::kContents ||
                       answer->fields.size() != 2 * paths.size())) {
     answer = Broken("reading files", absl::DataLossError("an answer of another kind"));
@@ -185,6 +232,7 @@ std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
 
 absl::Status AgentSessionConnection::WriteFile(const std::string& path,
                                                absl::string_view content, uint32_t mode) {
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kWrite, {path, Number(mode), std::string(content)}));
   return ReceiveAnswer(absl::StrCat("writing ", path));
 }
@@ -224,6 +272,7 @@ absl::Status AgentSessionConnection::SendFile(const FileToSend& file) {
 absl::Status AgentSessionConnection::PutFiles(const std::vector<FileToSend>& files,
                                               const std::string& remote_root) {
   if (files.empty()) return absl::OkStatus();
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kPut, {remote_root, Number(files.size())}));
   absl::Status local;
   for (const FileToSend& file : files) {
@@ -240,6 +289,7 @@ absl::Status AgentSessionConnection::RemoveFiles(const std::string& remote_root,
   if (paths.empty()) return absl::OkStatus();
   std::vector<std::string> fields = {remote_root};
   fields.insert(fields.end(), paths.begin(), paths.end());
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kRemove, fields));
   return ReceiveAnswer(absl::StrCat("removing files under ", remote_root));
 }
@@ -248,19 +298,23 @@ absl::StatusOr<int> AgentSessionConnection::VerifyTree(const std::string& root,
                                                        const std::string& manifest_path,
                                                        const std::string& record_path,
                                                        const std::string& record_content,
+                                                       absl::Duration timeout,
                                                        std::string* output) {
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(
       Send(FrameType::kVerify, {root, manifest_path, record_path, record_content}));
   return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
-                       nullptr);
+                       nullptr, timeout);
 }
 
 absl::StatusOr<int> AgentSessionConnection::CheckWorkdir(const std::string& workdir,
                                                          const std::string& state_dir,
-                                                         uint64_t bytes, std::string* output) {
+                                                         uint64_t bytes, absl::Duration timeout,
+                                                         std::string* output) {
+  FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kWorkdir, {workdir, state_dir, Number(bytes)}));
   return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
-                       nullptr);
+                       nullptr, timeout);
 }
 
 }  // namespace fleetplan

@@ -26,6 +26,12 @@ namespace fleetplan {
 struct SessionRunOptions {
   absl::Duration stdin_grace = absl::Seconds(10);
   absl::Duration term_grace = absl::Seconds(5);
+  // How long a read, write, upload or removal may wait for its answer (as
+  // the SFTP path's replies); past it the session breaks.
+  absl::Duration reply_timeout = absl::Seconds(120);
+  // A session idle this long starts a fresh agent before its next request
+  // (the agent leaves after kSessionIdleTimeout without one).
+  absl::Duration restart_after_idle = kSessionIdleTimeout / 2;
 };
 
 class AgentSessionConnection : public Connection {
@@ -63,32 +69,46 @@ class AgentSessionConnection : public Connection {
 
   // The tree check after a sync, in the agent (`--verify-tree`'s exit
   // status and report), recording `record_content` at `record_path`
-  // (empty: nothing) when it passed.
+  // (empty: nothing) when it passed. DeadlineExceeded (and the session
+  // broken) when it takes longer than `timeout`.
   absl::StatusOr<int> VerifyTree(const std::string& root, const std::string& manifest_path,
                                  const std::string& record_path,
-                                 const std::string& record_content, std::string* output);
+                                 const std::string& record_content, absl::Duration timeout,
+                                 std::string* output);
 
   // The workdir check before a sync, in the agent: its check line in
-  // `output`, 1 when it failed.
+  // `output`, 1 when it failed. Bound as VerifyTree.
   absl::StatusOr<int> CheckWorkdir(const std::string& workdir, const std::string& state_dir,
-                                   uint64_t bytes, std::string* output);
+                                   uint64_t bytes, absl::Duration timeout, std::string* output);
 
  private:
-  AgentSessionConnection(std::unique_ptr<Connection> base,
-                         std::unique_ptr<CommandStream> stream, std::string node,
+  AgentSessionConnection(std::unique_ptr<Connection> base, std::string node,
+                         std::string agent_path, absl::Duration hello_timeout,
                          SessionRunOptions options)
-      : base_(std::move(base)), stream_(std::move(stream)), node_(std::move(node)), options_(options) {}
+      : base_(std::move(base)), node_(std::move(node)), agent_path_(std::move(agent_path)),
+        hello_timeout_(hello_timeout), options_(options) {}
+
+  // Starts the agent on `base` and reads its greeting.
+  absl::Status Start(Connection& base);
+  // Before a request: a fresh agent after a pause; the session's error
+  // once it broke.
+  absl::Status Begin();
 
   // Adds a frame to the request being sent; Receive sends it.
   absl::Status Send(FrameType type, const std::vector<std::string>& fields = {});
   absl::Status Flush();
   // The next frame, waiting up to `timeout` (DeadlineExceeded after it).
   absl::StatusOr<Frame> Receive(absl::Duration timeout = absl::InfiniteDuration());
-  // An ok or error answer.
+  // The answer to a request, within `timeout`; past it the session is
+  // broken (the answer may still come, out of step).
+  absl::StatusOr<Frame> ReceiveAnswerFrame(absl::string_view doing, absl::Duration timeout);
+  // An ok or error answer, within the reply timeout.
   absl::Status ReceiveAnswer(absl::string_view doing);
-  // Output frames to `on_output` until the status frame.
+  // Output frames to `on_output` until the status frame; cancel sends a
+  // cancel once, and past `timeout` the session is broken.
   absl::StatusOr<int> ReceiveStatus(const OutputCallback& on_output,
-                                    const absl::Notification* cancel);
+                                    const absl::Notification* cancel,
+                                    absl::Duration timeout = absl::InfiniteDuration());
   // Breaks the session for good, saying what went wrong.
   absl::Status Broken(absl::string_view doing, const absl::Status& why);
   absl::Status SendFile(const FileToSend& file);
@@ -97,7 +117,10 @@ class AgentSessionConnection : public Connection {
   std::unique_ptr<Connection> base_;
   std::unique_ptr<CommandStream> stream_;
   std::string node_;
+  std::string agent_path_;
+  absl::Duration hello_timeout_;
   SessionRunOptions options_;
+  absl::Time last_heard_ = absl::Now();
   FrameReader reader_;
   std::string pending_;  // frames of the request not yet sent
   absl::Status broken_;

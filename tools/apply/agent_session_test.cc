@@ -6,7 +6,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "absl/strings/match.h"
@@ -24,6 +26,7 @@ namespace {
 class PipeStream : public CommandStream {
  public:
   explicit PipeStream(const std::string& command) {
+    signal(SIGPIPE, SIG_IGN);  // an agent that left is an error, not the test's end
     int in[2], out[2], err[2];
     EXPECT_EQ(pipe2(in, O_CLOEXEC) | pipe2(out, O_CLOEXEC) | pipe2(err, O_CLOEXEC), 0);
     pid_ = fork();
@@ -42,7 +45,12 @@ class PipeStream : public CommandStream {
     waitpid(pid_, nullptr, 0);
   }
   absl::Status Write(absl::string_view bytes) override {
-    WriteFully(stdin_, bytes);
+    while (!bytes.empty()) {
+      ssize_t n = write(stdin_, bytes.data(), bytes.size());
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) return absl::UnavailableError(strerror(errno));
+      bytes.remove_prefix(n);
+    }
     return absl::OkStatus();
   }
   absl::StatusOr<std::string> Read(absl::Duration timeout) override {
@@ -56,8 +64,12 @@ class PipeStream : public CommandStream {
     if (fds[0].revents == 0) return std::string();
     ssize_t n = read(stdout_, buffer, sizeof(buffer));
     if (n <= 0) {
-      // Its stderr too, for the message.
-      while ((n = read(stderr_, buffer, sizeof(buffer))) > 0) errors_.append(buffer, n);
+      // Its stderr too, for the message (what is there: another process
+      // may hold it open).
+      pollfd err = {stderr_, POLLIN, 0};
+      while (poll(&err, 1, 0) > 0 && (n = read(stderr_, buffer, sizeof(buffer))) > 0) {
+        errors_.append(buffer, n);
+      }
       return absl::OutOfRangeError("ended");
     }
     return std::string(buffer, n);
@@ -137,7 +149,9 @@ TEST(AgentSessionTest, CarriesFilesAndCommandsThroughTheRealAgent) {
   EXPECT_EQ(*status, 4);
   EXPECT_EQ(output, "r-1\n");
   std::string check;
-  EXPECT_EQ(*(*session)->CheckWorkdir(dir + "/wd", dir + "/wd/.fleetplan", 1, &check), 0);
+  EXPECT_EQ(*(*session)->CheckWorkdir(dir + "/wd", dir + "/wd/.fleetplan", 1, absl::Seconds(30),
+                                      &check),
+            0);
   EXPECT_TRUE(absl::StartsWith(check, "fleetplan-check workdir ok")) << check;
 }
 
@@ -158,6 +172,30 @@ TEST(AgentSessionTest, ACancelledCommandIsStoppedThroughTheSession) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   // The session goes on.
   EXPECT_TRUE(absl::IsNotFound((*session)->ReadFile("/nonexistent/x").status()));
+}
+
+TEST(AgentSessionTest, APausedSessionStartsAFreshAgentOnItsNextRequest) {
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10));
+  ASSERT_TRUE(session.ok()) << session.status();
+  EXPECT_TRUE(absl::IsNotFound((*session)->ReadFile("/nonexistent/a").status()));
+  // Longer than the agent waits for a request.
+  absl::SleepFor(kSessionIdleTimeout + absl::Milliseconds(300));
+  EXPECT_TRUE(absl::IsNotFound((*session)->ReadFile("/nonexistent/b").status()));
+}
+
+TEST(AgentSessionTest, TheAgentLeavesAnIdleSession) {
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  SessionRunOptions options;
+  options.restart_after_idle = absl::Hours(1);  // do not start it again
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10), options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  absl::SleepFor(kSessionIdleTimeout + absl::Milliseconds(300));
+  absl::StatusOr<std::string> read = (*session)->ReadFile("/nonexistent/b");
+  EXPECT_EQ(read.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(absl::StrContains(read.status().message(), "node 'n1'")) << read.status();
 }
 
 TEST(AgentSessionTest, AMissingAgentLeavesTheConnectionToItsCommands) {
@@ -204,6 +242,26 @@ TEST(AgentSessionTest, ABrokenStreamFailsThisAndEveryLaterRequestNamingTheNode) 
   EXPECT_TRUE(absl::StrContains(written.message(), "node 'n7'")) << written;
   EXPECT_TRUE(absl::StrContains(written.message(), "broken")) << written;
   EXPECT_EQ((*session)->ReadFile("/tmp/x").status().code(), absl::StatusCode::kUnavailable);
+}
+
+TEST(AgentSessionTest, AnAnswerThatNeverComesBreaksTheSessionInTime) {
+  // Greets, then reads and never answers.
+  std::string agent = Script(TempDir(),
+                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
+                             "while IFS= read -r line; do :; done");
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  SessionRunOptions options;
+  options.reply_timeout = absl::Milliseconds(300);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
+      AgentSessionConnection::Open(base, "n3", agent, absl::Seconds(10), options);
+  ASSERT_TRUE(session.ok()) << session.status();
+  std::string output;
+  absl::StatusOr<int> verified =
+      (*session)->VerifyTree("/w", "/m", "", "", absl::Milliseconds(300), &output);
+  EXPECT_EQ(verified.status().code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_TRUE(absl::StrContains(verified.status().message(), "node 'n3'")) << verified.status();
+  // Out of step for good: no answer is trusted any more.
+  EXPECT_EQ((*session)->WriteFile("/tmp/x", "y", 0644).code(), absl::StatusCode::kUnavailable);
 }
 
 TEST(AgentSessionTest, AnAgentThatDiesMidRequestFailsIt) {

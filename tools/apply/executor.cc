@@ -504,7 +504,8 @@ Executor::Outcome Executor::CheckWorkdir(const Step& step, const NodeSpec& node,
     // The same check inside the agent: no shell, no df.
     std::string output;
     absl::StatusOr<int> status =
-        session->CheckWorkdir(node.workdir, NodeStateDir(node), bytes, &output);
+        session->CheckWorkdir(node.workdir, NodeStateDir(node), bytes, options_.step_timeout,
+                              &output);
     if (!status.ok()) {
       workdir = Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync, step ",
                                              StepKindName(step.kind), ": ",
@@ -547,9 +548,9 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
     std::string record_path = sync.after_verify.empty()
                                   ? ""
                                   : StepRecordPath(node, PhaseName(step.phase));
-    sync.verify_on_node = [session, &node, record_path, &step](std::string* output) {
+    sync.verify_on_node = [this, session, &node, record_path, &step](std::string* output) {
       return session->VerifyTree(node.workdir, SyncManifestPath(node), record_path,
-                                 absl::StrCat(step.hash, "\n"), output);
+                                 absl::StrCat(step.hash, "\n"), options_.step_timeout, output);
     };
   }
   sync.cancel = CancelFor(node.name);

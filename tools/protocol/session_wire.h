@@ -23,7 +23,11 @@
 //                                  → output {check line}, status {0|1}
 //
 // A request's paths are absolute (put and remove: relative to their root,
-// and kept under it). The session ends when apply closes stdin.
+// and kept under it). The session ends when apply closes stdin, or after
+// kSessionIdleTimeout without a request while no command runs: apply may be
+// gone without a word (a node cut off the network never sees the end of
+// its input), and an agent must not wait there for ever. Apply starts a
+// fresh agent when its session was idle for half that.
 
 #include <cstdint>
 #include <optional>
@@ -32,12 +36,15 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 
 namespace fleetplan {
 
 // What the agent says first; another text (an agent of another version)
 // means apply keeps to its commands.
 inline constexpr char kSessionGreeting[] = "fleetplan-apply-session 1";
+
+inline constexpr absl::Duration kSessionIdleTimeout = absl::Seconds(3);
 
 // The largest frame either side accepts; files go in data frames of at
 // most kSessionChunk bytes.
