@@ -21,6 +21,7 @@
 #include "tools/apply/preflight_report.h"
 #include "tools/process/files.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/session_wire.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -50,6 +51,10 @@ struct World {
   std::vector<std::string> sent;             // "node: path"
   std::vector<std::string> held_stdin;       // "node: command" run with stdin held
   int connections = 0;                       // opened
+  // The nodes' agents serve apply sessions (FakeSession); what was asked
+  // of them besides files: "node: workdir", "node: verify".
+  bool agent_sessions = false;
+  std::vector<std::string> session_requests;
   std::map<std::string, std::pair<absl::Time, absl::Time>> spans;  // per run
   int running = 0;
   int max_running = 0;
@@ -183,10 +188,131 @@ class FakeConnection : public Connection {
     return absl::OkStatus();
   }
 
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override;
+
  private:
   World* world_;
   std::string node_;
 };
+
+// A node's agent serving an apply session over the world's files: what
+// tools/agent/apply_session.cc does on a real node, in memory.
+class FakeSession : public CommandStream {
+ public:
+  FakeSession(World* world, std::string node, Connection* commands)
+      : world_(world), node_(std::move(node)), commands_(commands) {
+    out_ = EncodeFrame(FrameType::kHello, {kSessionGreeting});
+  }
+  absl::Status Write(absl::string_view bytes) override {
+    in_.Feed(bytes);
+    while (true) {
+      absl::StatusOr<std::optional<Frame>> frame = in_.Next();
+      if (!frame.ok()) return frame.status();
+      if (!frame->has_value()) return absl::OkStatus();
+      Handle(**frame);
+    }
+  }
+  absl::StatusOr<std::string> Read(absl::Duration) override {
+    std::string out;
+    out.swap(out_);
+    return out;
+  }
+  std::string ErrorOutput() override { return ""; }
+
+ private:
+  void Answer(FrameType type, const std::vector<std::string>& fields = {}) {
+    out_ += EncodeFrame(type, fields);
+  }
+  void Handle(const Frame& frame) {
+    if (put_left_ > 0 || file_left_ > 0) return Upload(frame);
+    absl::MutexLock lock(&world_->mu);
+    switch (frame.type) {
+      case FrameType::kRead: {
+        std::vector<std::string> answer;
+        for (const std::string& path : frame.fields) {
+          auto it = world_->files.find(path);
+          answer.push_back(it == world_->files.end() ? "missing" : "ok");
+          answer.push_back(it == world_->files.end() ? path : it->second);
+        }
+        return Answer(FrameType::kContents, answer);
+      }
+      case FrameType::kWrite:
+        world_->files[frame.fields[0]] = frame.fields[2];
+        return Answer(FrameType::kOk);
+      case FrameType::kPut:
+        root_ = frame.fields[0];
+        put_left_ = std::stoi(frame.fields[1]);
+        return;
+      case FrameType::kRemove:
+        for (size_t i = 1; i < frame.fields.size(); ++i) {
+          world_->files.erase(absl::StrCat(frame.fields[0], "/", frame.fields[i]));
+        }
+        return Answer(FrameType::kOk);
+      case FrameType::kWorkdir:
+        world_->session_requests.push_back(absl::StrCat(node_, ": workdir"));
+        Answer(FrameType::kOutput, {"fleetplan-check workdir ok writable\n"});
+        return Answer(FrameType::kStatus, {"0"});
+      case FrameType::kVerify:
+        world_->session_requests.push_back(absl::StrCat(node_, ": verify"));
+        if (!frame.fields[2].empty()) world_->files[frame.fields[2]] = frame.fields[3];
+        Answer(FrameType::kOutput, {"as listed\n"});
+        return Answer(FrameType::kStatus, {"0"});
+      case FrameType::kRun:
+        return Run(frame);
+      default:
+        ADD_FAILURE() << "unexpected frame " << static_cast<char>(frame.type);
+    }
+  }
+  // Commands as the fake node runs them (world_->mu held: let go of it).
+  void Run(const Frame& frame) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    CommandSpec command{frame.fields[0]};
+    for (size_t i = 5; i < frame.fields.size(); ++i) {
+      size_t equals = frame.fields[i].find('=');
+      command.env.push_back({frame.fields[i].substr(0, equals), frame.fields[i].substr(equals + 1)});
+    }
+    world_->mu.Unlock();
+    absl::StatusOr<int> status = commands_->Run(
+        command, [&](absl::string_view chunk) { Answer(FrameType::kOutput, {std::string(chunk)}); },
+        nullptr);
+    world_->mu.Lock();
+    Answer(FrameType::kStatus, {absl::StrCat(status.ok() ? *status : 255)});
+  }
+  void Upload(const Frame& frame) {
+    if (frame.type == FrameType::kFile) {
+      path_ = frame.fields[0];
+      file_left_ = std::stoull(frame.fields[2]);
+      content_.clear();
+    } else {
+      content_ += frame.fields[0];
+      file_left_ -= frame.fields[0].size();
+    }
+    if (file_left_ > 0) return;  // its data is still coming
+    absl::MutexLock lock(&world_->mu);
+    world_->files[absl::StrCat(root_, "/", path_)] = content_;
+    world_->sent.push_back(absl::StrCat(node_, ": ", path_));
+    if (--put_left_ == 0) Answer(FrameType::kOk);
+  }
+
+  World* world_;
+  std::string node_;
+  Connection* commands_;
+  FrameReader in_;
+  std::string out_;
+  std::string root_, path_, content_;
+  int put_left_ = 0;
+  uint64_t file_left_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<CommandStream>> FakeConnection::OpenStream(
+    const std::string& command) {
+  {
+    absl::MutexLock lock(&world_->mu);
+    if (!world_->agent_sessions || !absl::StrContains(command, " --apply-session")) {
+      return absl::UnimplementedError("no sessions here");
+    }
+  }
+  return std::make_unique<FakeSession>(world_, node_, this);
+}
 
 class FakeTransport : public Transport {
  public:
@@ -685,6 +811,33 @@ TEST_F(ExecutorTest, AgentIsSyncedEvenWithoutASyncPhaseAndOnlyOnce) {
   EXPECT_EQ(world_.sent.size(), 2u);
   EXPECT_THAT(reporter_->Events("sync"),
               ElementsAre("a sync unchanged", "b sync unchanged"));
+}
+
+TEST_F(ExecutorTest, NodesWhoseAgentServesASessionAreSyncedAndCheckedThroughIt) {
+  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
+  std::string agent = dir + "/fake-agent";
+  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  ClusterSpec spec = Spec(2);
+  Plan plan;
+  plan.phases.emplace_back().kind = PhaseKind::kSync;
+  ApplyOptions options;
+  options.agent_path = agent;
+  // The first apply ships the agent: no node serves a session yet.
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(world_.runs, Contains(HasSubstr("--verify-tree")));
+  EXPECT_THAT(world_.session_requests, IsEmpty());
+  // An agent that changed is sent again, now through each node's session,
+  // and checked there; no command runs on the nodes.
+  world_.agent_sessions = true;
+  world_.runs.clear();
+  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n# new\n", 0755), IsOk());
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(world_.runs, IsEmpty());
+  EXPECT_THAT(world_.session_requests,
+              ::testing::UnorderedElementsAre("a: workdir", "a: verify", "b: workdir",
+                                              "b: verify"));
+  EXPECT_EQ(world_.files["/w/b/.fleetplan/bin/fleetplan-agent"], "#!/bin/sh\n# new\n");
+  EXPECT_THAT(reporter_->Events("sync"), ElementsAre("a sync changed", "b sync changed"));
 }
 
 TEST_F(ExecutorTest, ChiefKeyIsAuthorizedOnTheOthers) {
