@@ -35,12 +35,15 @@
 //   fleetplan-agent --verify-tree=ROOT --manifest=PATH
 //
 // and the sync relay (relay.h): the chief serves its synced tree, the
-// others fetch what they lack from it and check their tree:
+// others fetch what they lack from their parent in the relay chain (the
+// chief when it fails), pass it on to their own child as it arrives, and
+// check their tree:
 //
 //   fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P
 //       --relay-expect=N [--watch-stdin]
 //   fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT
-//       --manifest=PATH [--relay-expect-digest=HEX] [--relay-all]
+//       --manifest=PATH [--relay-fallback=HOST:P --relay-fallback-node=NAME]
+//       [--relay-port=P --relay-expect=N] [--relay-expect-digest=HEX] [--relay-all]
 
 #include <fcntl.h>
 #include <signal.h>
@@ -130,13 +133,21 @@ ABSL_FLAG(std::string, manifest, "",
 ABSL_FLAG(std::string, relay_serve, "",
           "Relay: serve this synced folder to the other nodes' agents and exit once "
           "--relay-expect were served or stdin (--watch-stdin) ends.");
-ABSL_FLAG(int, relay_port, 0, "Relay: the port --relay-serve listens on.");
-ABSL_FLAG(int, relay_expect, 1, "Relay: receivers --relay-serve waits for.");
+ABSL_FLAG(int, relay_port, 0,
+          "Relay: the port --relay-serve listens on; with --relay-from, the port this node "
+          "serves its children on while it receives.");
+ABSL_FLAG(int, relay_expect, 1,
+          "Relay: receivers --relay-serve waits for; with --relay-from and --relay-port, "
+          "this node's children.");
 ABSL_FLAG(std::string, relay_from, "",
-          "Relay: fetch what this node lacks from the relay server at HOST:PORT into "
-          "--relay-root, record --manifest and check the tree; exit 75 when it cannot be "
-          "reached.");
-ABSL_FLAG(std::string, relay_from_node, "", "Relay: the serving node's name, for messages.");
+          "Relay: fetch what this node lacks from the relay server at HOST:PORT (its parent) "
+          "into --relay-root, record --manifest and check the tree; exit 75 when neither it "
+          "nor --relay-fallback can be reached.");
+ABSL_FLAG(std::string, relay_from_node, "", "Relay: the parent's node name, for messages.");
+ABSL_FLAG(std::string, relay_fallback, "",
+          "Relay: HOST:PORT to fetch the rest from when --relay-from cannot be reached or "
+          "breaks off (the chief).");
+ABSL_FLAG(std::string, relay_fallback_node, "", "Relay: the fallback's node name.");
 ABSL_FLAG(std::string, relay_root, "", "Relay: where --relay-from writes.");
 ABSL_FLAG(std::string, relay_expect_digest, "",
           "Relay: the digest of the manifest apply synced; another one fails.");
@@ -216,8 +227,12 @@ std::optional<int> RunRelay() {
   }
   if (std::string from = absl::GetFlag(FLAGS_relay_from); !from.empty()) {
     fleetplan::RelayReceiveOptions options;
-    options.from = from;
-    options.from_node = absl::GetFlag(FLAGS_relay_from_node);
+    options.sources.push_back({from, absl::GetFlag(FLAGS_relay_from_node)});
+    if (std::string fallback = absl::GetFlag(FLAGS_relay_fallback); !fallback.empty()) {
+      options.sources.push_back({fallback, absl::GetFlag(FLAGS_relay_fallback_node)});
+    }
+    options.serve_port = absl::GetFlag(FLAGS_relay_port);
+    options.serve_expect = absl::GetFlag(FLAGS_relay_expect);
     options.root = absl::GetFlag(FLAGS_relay_root);
     options.manifest_path = absl::GetFlag(FLAGS_manifest);
     options.expect_digest = absl::GetFlag(FLAGS_relay_expect_digest);
@@ -426,11 +441,12 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --probe-ifname=ADDRESS\n"
       "Checking a synced tree against its manifest:\n"
       "  fleetplan-agent --verify-tree=ROOT --manifest=PATH\n"
-      "The sync relay (the chief serves, the others fetch and check):\n"
+      "The sync relay (the chief serves; the others fetch, check and pass on):\n"
       "  fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P --relay-expect=N "
       "[--watch-stdin]\n"
       "  fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT "
-      "--manifest=PATH [--relay-expect-digest=HEX] [--relay-all]\n"
+      "--manifest=PATH [--relay-fallback=HOST:P --relay-fallback-node=NAME] "
+      "[--relay-port=P --relay-expect=N] [--relay-expect-digest=HEX] [--relay-all]\n"
       "Flag names may be written with dashes or underscores.");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
