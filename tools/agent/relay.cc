@@ -41,10 +41,20 @@ constexpr absl::Duration kStall = absl::Minutes(2);
 
 // --- server ----------------------------------------------------------------
 
+// Names this serving process in its magic line: a node whose parent's
+// address leads back to itself (a loopback address in the spec) tells so
+// at once rather than waiting on its own manifest.
+std::string ServerIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, "-", getpid(), "-", absl::ToUnixNanos(absl::Now()));
+}
+
 // Serves one receiver: the magic at once, the manifest once known, then
 // the files it asks for as the stock has them.
-absl::Status ServeOne(int socket, RelayStock& stock, absl::Duration manifest_wait) {
-  absl::Status sent = SendAll(socket, absl::StrCat(kRelayMagic, "\n"));
+absl::Status ServeOne(int socket, RelayStock& stock, const std::string& identity,
+                      absl::Duration manifest_wait) {
+  absl::Status sent = SendAll(socket, absl::StrCat(kRelayMagic, " ", identity, "\n"));
   if (!sent.ok()) return sent;
   absl::StatusOr<std::string> text = stock.WaitForManifest(absl::Now() + manifest_wait);
   if (!text.ok()) return text.status();
@@ -64,6 +74,7 @@ absl::Status ServeOne(int socket, RelayStock& stock, absl::Duration manifest_wai
 }
 
 struct ServeLoop {
+  std::string identity;
   int listener = -1;
   int expect = 1;
   int stop_fd = -1;
@@ -108,7 +119,7 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
     SetSocketTimeouts(socket, kStall);
     sockets.push_back(socket);
     senders.emplace_back([&, socket] {
-      absl::Status served = ServeOne(socket, stock, kStall);
+      absl::Status served = ServeOne(socket, stock, loop.identity, kStall);
       if (!served.ok()) {
         absl::MutexLock lock(&out_mu);
         std::fprintf(out, "relay: a receiver broke off: %s\n",
@@ -185,17 +196,23 @@ Manifest RecordedManifest(const std::string& path) {
   return manifest.ok() ? *manifest : Manifest();
 }
 
-// The manifest after the magic line; Unavailable (not a relay) for
-// another first line.
-absl::StatusOr<std::string> ReceiveManifestText(int socket, absl::Duration io_timeout) {
+// The manifest after the magic line; Unavailable (not a relay, or this
+// node's own server) for another first line.
+absl::StatusOr<std::string> ReceiveManifestText(int socket, const std::string& own_identity,
+                                                absl::Duration io_timeout) {
   // A relay server answers at once; something else on the port may not.
   SetSocketTimeouts(socket, absl::Seconds(10));
-  absl::StatusOr<std::string> magic = ReceiveLine(socket, 64);
-  if (!magic.ok() || *magic != kRelayMagic) {
+  absl::StatusOr<std::string> magic = ReceiveLine(socket, 512);
+  std::vector<std::string> words;
+  if (magic.ok()) words = absl::StrSplit(*magic, ' ');
+  if (!magic.ok() || words.size() != 2 || words[0] != kRelayMagic) {
     return absl::UnavailableError(absl::StrCat(
         "what answered is not a relay server",
         magic.ok() ? absl::StrCat(" (it said \"", absl::CHexEscape(*magic), "\")")
                    : absl::StrCat(" (", magic.status().message(), ")")));
+  }
+  if (words[1] == own_identity) {
+    return absl::UnavailableError("that address leads back to this node itself");
   }
   // The manifest comes once the server has it (its own source answered).
   SetSocketTimeouts(socket, io_timeout);
@@ -214,14 +231,13 @@ absl::StatusOr<std::string> ReceiveManifestText(int socket, absl::Duration io_ti
 // One receive from one or more sources in turn.
 class Receiver {
  public:
-  Receiver(const RelayReceiveOptions& options, RelayStock& stock)
-      : options_(options), stock_(stock), buffer_(kChunk) {}
+  Receiver(const RelayReceiveOptions& options, RelayStock& stock, std::string identity)
+      : options_(options), stock_(stock), identity_(std::move(identity)), buffer_(kChunk) {}
 
   // Fetches what is still missing from `source`. Unavailable: the source
   // could not be reached or broke off (try the next one).
-  absl::Status From(const RelaySource& source) {
-    absl::StatusOr<Connected> connected =
-        ConnectWithRetry(source.target, options_.connect_timeout);
+  absl::Status From(const RelaySource& source, absl::Duration connect_timeout) {
+    absl::StatusOr<Connected> connected = ConnectWithRetry(source.target, connect_timeout);
     if (!connected.ok()) {
       return absl::UnavailableError(
           absl::StrCat("cannot reach ", source.node, ": ", connected.status().message()));
@@ -271,7 +287,8 @@ class Receiver {
 
  private:
   absl::Status FromSocket(int socket) {
-    absl::StatusOr<std::string> text = ReceiveManifestText(socket, options_.io_timeout);
+    absl::StatusOr<std::string> text =
+        ReceiveManifestText(socket, identity_, options_.io_timeout);
     if (!text.ok()) return text.status();
     if (!options_.expect_digest.empty() && DigestHex(*text) != options_.expect_digest) {
       return absl::FailedPreconditionError(
@@ -330,6 +347,7 @@ class Receiver {
 
   const RelayReceiveOptions& options_;
   RelayStock& stock_;
+  const std::string identity_;  // of this node's own server
   std::vector<char> buffer_;
   std::string text_;
   Manifest manifest_;
@@ -344,7 +362,8 @@ class Receiver {
 // Serves this node's children on a thread while it receives.
 class ChildServer {
  public:
-  ChildServer(const RelayReceiveOptions& options, RelayStock& stock, std::FILE* out) {
+  ChildServer(const RelayReceiveOptions& options, RelayStock& stock,
+              const std::string& identity, std::FILE* out) {
     if (options.serve_port <= 0 || options.serve_expect <= 0) return;
     int listener = BindAnyAddress(options.serve_port);
     if (listener < 0) {
@@ -355,6 +374,7 @@ class ChildServer {
     }
     listening_ = Fd(listener);
     ServeLoop loop;
+    loop.identity = identity;
     loop.listener = listener;
     loop.expect = options.serve_expect;
     loop.deadline = absl::Now() + absl::Minutes(10);
@@ -394,6 +414,7 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
   RelayStock stock;
   stock.SetManifest(options.root, *text, *std::move(manifest), {});
   ServeLoop loop;
+  loop.identity = ServerIdentity();
   loop.listener = listener;
   loop.expect = options.expect;
   loop.stop_fd = options.stop_fd;
@@ -406,14 +427,17 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
 int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
   signal(SIGPIPE, SIG_IGN);
   RelayStock stock;
-  Receiver receiver(options, stock);
+  std::string identity = ServerIdentity();
+  Receiver receiver(options, stock, identity);
   absl::Status status = absl::UnavailableError("no relay source given");
   {
-    ChildServer children(options, stock, out);
+    ChildServer children(options, stock, identity, out);
     for (size_t i = 0; i < options.sources.size(); ++i) {
-      status = receiver.From(options.sources[i]);
+      bool last = i + 1 == options.sources.size();
+      status = receiver.From(options.sources[i], last ? options.connect_timeout
+                                                      : options.parent_connect_timeout);
       if (!absl::IsUnavailable(status)) break;
-      if (i + 1 < options.sources.size()) {
+      if (!last) {
         std::fprintf(out, "%s%s\n", std::string(kRelayFallbackNote).c_str(),
                      std::string(status.message()).c_str());
         std::fflush(out);

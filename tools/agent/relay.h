@@ -10,7 +10,7 @@
 // file is not stored and forwarded whole at every hop.
 //
 // On the wire (TCP, one connection per receiving node):
-//   server → receiver  "FPRELAY2\n" at once; then, once the server knows
+//   server → receiver  "FPRELAY2 <server id>\n" at once; then, once it knows
 //                      it, "<bytes>\n" and the serialized manifest of the
 //                      chief's last sync (what every node must hold)
 //   receiver → server  "<index> <index> ...\n": the manifest entries it
@@ -62,7 +62,10 @@ struct RelayReceiveOptions {
   // a server fails the receive (a stale parent). Empty: any.
   std::string expect_digest;
   bool ignore_recorded = false;  // fetch everything (apply --force)
+  // The chief listens before any receiver starts; a parent only once its
+  // own agent runs, which may be a little after its child's.
   absl::Duration connect_timeout = absl::Seconds(5);
+  absl::Duration parent_connect_timeout = absl::Seconds(15);
   absl::Duration io_timeout = absl::Minutes(2);
   // > 0: serve this node's children on this port meanwhile, what it holds
   // and what it has received so far; until `serve_expect` were served or,

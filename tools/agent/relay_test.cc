@@ -88,7 +88,7 @@ class SlowSource {
   void Serve(const std::string& root, const std::string& text, const Manifest& manifest,
              uint64_t pause_at) {
     Fd socket(accept(listening_.get(), nullptr, nullptr));
-    if (!SendAll(socket.get(), absl::StrCat(kRelayMagic, "\n", text.size(), "\n", text)).ok()) {
+    if (!SendAll(socket.get(), absl::StrCat(kRelayMagic, " slow\n", text.size(), "\n", text)).ok()) {
       return;
     }
     absl::StatusOr<std::string> wanted = ReceiveLine(socket.get(), 1024);

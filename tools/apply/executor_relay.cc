@@ -234,7 +234,7 @@ std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
       "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
       ShellQuote(absl::StrCat(
           "exec 3<>\"/dev/tcp/$1/$2\" 2>/dev/null || { echo \"relay: cannot reach $6 at $1:$2\"; "
-          "exit ", kExitRelayUnreachable, "; }; read -r magic <&3 && "
+          "exit ", kExitRelayUnreachable, "; }; read -r magic server <&3 && "
           "[ \"$magic\" = ", kRelayMagic, " ] && read -r size <&3 || exit 1; "
           "head -c \"$size\" <&3 >/dev/null; "
           "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\"")),
