@@ -177,15 +177,14 @@ absl::Status ReceiveFile(int socket, const std::string& root, const ManifestEntr
   }
   if (status.ok() && fchmod(fd, entry.mode) != 0) status = FileError("setting the mode");
   close(fd);
-  if (status.ok() && rename(temporary.c_str(), path.c_str()) != 0) {
-    status = FileError(absl::StrCat("renaming ", temporary));
+  if (status.ok()) {
+    status = stock.Place(index);
+  } else {
+    stock.Dropped(index);
   }
   if (!status.ok()) {
-    unlink(temporary.c_str());
-    stock.Dropped(index);
     return absl::Status(status.code(), absl::StrCat(entry.path, ": ", status.message()));
   }
-  stock.Received(index);
   return absl::OkStatus();
 }
 

@@ -7,6 +7,8 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
@@ -47,20 +49,32 @@ void RelayStock::Wrote(size_t index, uint64_t bytes) {
   changed_.SignalAll();
 }
 
-void RelayStock::Received(size_t index) {
+absl::Status RelayStock::Place(size_t index) {
   absl::MutexLock lock(&mu_);
   Entry& entry = entries_[index];
   // The final name now; an open temporary reads on (rename keeps it).
-  entry.path = absl::StrCat(root_, "/", manifest_.entries[index].path);
+  std::string path = absl::StrCat(root_, "/", manifest_.entries[index].path);
+  if (rename(entry.path.c_str(), path.c_str()) != 0) {
+    absl::Status error = absl::FailedPreconditionError(
+        absl::StrCat("renaming ", entry.path, ": ", std::strerror(errno)));
+    unlink(entry.path.c_str());
+    entry = Entry{"", 0, false, entry.generation + 1};
+    changed_.SignalAll();
+    return error;
+  }
+  entry.path = std::move(path);
   entry.available = manifest_.entries[index].size;
   entry.complete = true;
   ++entry.generation;
   changed_.SignalAll();
+  return absl::OkStatus();
 }
 
 void RelayStock::Dropped(size_t index) {
   absl::MutexLock lock(&mu_);
-  entries_[index] = Entry{"", 0, false, entries_[index].generation + 1};
+  Entry& entry = entries_[index];
+  if (!entry.path.empty() && !entry.complete) unlink(entry.path.c_str());
+  entry = Entry{"", 0, false, entry.generation + 1};
   changed_.SignalAll();
 }
 

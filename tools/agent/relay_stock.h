@@ -34,10 +34,13 @@ class RelayStock {
   // the content is the same, so a child's stream goes on where it was).
   void Receiving(size_t index, std::string temporary);
   void Wrote(size_t index, uint64_t bytes);
-  // In place under the root, complete.
-  void Received(size_t index);
-  // A source broke off mid-file: the temporary is gone until the entry is
-  // received again.
+  // Renames the whole temporary into its place under the root. Under the
+  // stock's lock, as a server opens the file by the name it has: one that
+  // has not seen the rename yet would find no temporary. The rename's
+  // error, if any (the entry is then dropped).
+  absl::Status Place(size_t index);
+  // A source broke off mid-file: the temporary is removed (under the lock,
+  // for the same reason), and the entry waits to be received again.
   void Dropped(size_t index);
   // The receive ended: `ok`, or this node will not hold the tree, and its
   // children's streams break off (they turn to their next source).

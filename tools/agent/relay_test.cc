@@ -124,6 +124,10 @@ class RelayTest : public ::testing::Test {
     std::string big(kBig, '\0');
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7919 % 251);
     ASSERT_TRUE(WriteFileAtomic(chief_ + "/big.bin", big, 0600).ok());
+    RecordChiefsManifest();
+  }
+
+  void RecordChiefsManifest() {
     absl::StatusOr<Manifest> manifest = BuildManifest(chief_, {".fleetplan"});
     ASSERT_TRUE(manifest.ok());
     manifest_ = *manifest;
@@ -245,8 +249,18 @@ TEST_F(RelayTest, NoServerIsUnreachable) {
 }
 
 
-TEST_F(RelayTest, ABigFileCrossesThreeHopsByteForByte) {
-  // chief → n1 → n2 → n3, each passing on what it receives.
+TEST_F(RelayTest, ABigFileAndManySmallOnesCrossThreeHopsByteForByte) {
+  // chief → n1 → n2 → n3, each passing on what it receives: small files
+  // renamed into place while a child reads them, the big one in chunks.
+  uint64_t small_bytes = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string content(50 + i, static_cast<char>('a' + i % 26));
+    ASSERT_TRUE(WriteFileAtomic(absl::StrCat(chief_, "/small/d", i % 9, "/f", i), content,
+                                i % 5 == 0 ? 0755 : 0644)
+                    .ok());
+    small_bytes += content.size();
+  }
+  RecordChiefsManifest();
   int chief = FreeLoopbackPort(), n1 = FreeLoopbackPort(), n2 = FreeLoopbackPort();
   std::vector<std::string> roots = {node_, TempDir(), TempDir()};
   std::FILE* server_out = std::tmpfile();
@@ -269,8 +283,9 @@ TEST_F(RelayTest, ABigFileCrossesThreeHopsByteForByte) {
   std::fclose(server_out);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(exits[i], 0) << said[i];
-    EXPECT_THAT(said[i], HasSubstr(absl::StrCat("received 3 files (", kBig + 6 + 18,
-                                                " bytes) from ", from[i].first)));
+    EXPECT_THAT(said[i], HasSubstr(absl::StrCat("received 403 files (",
+                                                kBig + 6 + 18 + small_bytes, " bytes) from ",
+                                                from[i].first, ", removed 0")));
     ExpectChiefsTree(roots[i]);
   }
 }
