@@ -300,7 +300,7 @@ class Receiver {
     }
     std::vector<std::string> asked;
     for (size_t index : wanted_) {
-      if (!files_.count(index) > 0) asked.push_back(absl::StrCat(index));
+      if (files_.count(index) == 0) asked.push_back(absl::StrCat(index));
     }
     absl::Status sent = SendAll(socket, absl::StrCat(absl::StrJoin(asked, " "), "\n"));
     if (!sent.ok()) return sent;
