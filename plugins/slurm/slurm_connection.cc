@@ -165,12 +165,21 @@ absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_vie
 
 absl::Status SlurmConnection::PutFiles(const std::vector<FileToSend>& files,
                                        const std::string& remote_root) {
-  if (files.empty()) return absl::OkStatus();
+  return PutFilesCounting(files, remote_root).status();
+}
+
+absl::StatusOr<uint64_t> SlurmConnection::PutFilesCounting(const std::vector<FileToSend>& files,
+                                                           const std::string& remote_root) {
+  if (files.empty()) return 0;
   snapshot_.reset();
   auto put = [&](const std::vector<FileToSend>& missing) {
     return PutFilesNow(missing, remote_root);
   };
-  return shared_ != nullptr ? shared_->Put(files, remote_root, put) : put(files);
+  if (shared_ != nullptr) return shared_->Put(files, remote_root, put);
+  FP_RETURN_IF_ERROR(put(files));
+  uint64_t bytes = 0;
+  for (const FileToSend& file : files) bytes += file.size;
+  return bytes;
 }
 
 absl::Status SlurmConnection::PutFilesNow(const std::vector<FileToSend>& files,

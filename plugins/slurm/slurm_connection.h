@@ -38,6 +38,8 @@ class SlurmConnection : public Connection {
   // not sent again.
   absl::Status PutFiles(const std::vector<FileToSend>& files,
                         const std::string& remote_root) override;
+  absl::StatusOr<uint64_t> PutFilesCounting(const std::vector<FileToSend>& files,
+                                            const std::string& remote_root) override;
   absl::Status RemoveFiles(const std::string& remote_root,
                            const std::vector<std::string>& paths) override;
 
