@@ -5,7 +5,9 @@
 // and file write is a job step (srun --jobid --nodelist --overlap) run from
 // this machine, its stdin and output carried by Slurm. The srun processes
 // are children of apply as the local transport runs them, so cancelling a
-// step is signalling srun, which signals the task.
+// step is signalling srun, which signals the task. The launch of an agent
+// is the exception: it joins the other nodes' in one job step that outlives
+// apply (agent_step.h).
 
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@
 
 namespace fleetplan {
 
+class AgentStep;
 class SharedWorkdir;
 
 class SlurmConnection : public Connection {
@@ -24,10 +27,13 @@ class SlurmConnection : public Connection {
   // `shared` (may be null) is the allocation's one record of what was put
   // on a workdir every host sees; it must outlive the connection.
   // `snapshot`: the node's state folder as read already (state_snapshot.h).
+  // `agents` (may be null: launches are refused) starts the launch agents
+  // together; it must outlive the connection.
   SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared,
-                  std::optional<StateSnapshot> snapshot = std::nullopt)
+                  std::optional<StateSnapshot> snapshot = std::nullopt,
+                  AgentStep* agents = nullptr)
       : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared),
-        snapshot_(std::move(snapshot)) {}
+        agents_(agents), snapshot_(std::move(snapshot)) {}
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;
@@ -50,6 +56,9 @@ class SlurmConnection : public Connection {
   absl::StatusOr<int> RunWithInput(const std::string& command, const std::string& stdin_file,
                                    std::string* output,
                                    absl::Duration timeout = absl::Seconds(60));
+  // RunWithInput with `input` as the command's stdin.
+  absl::StatusOr<int> RunWithStdin(const std::string& command, absl::string_view input,
+                                   std::string* output);
 
  private:
   absl::Status WriteNow(const std::string& path, absl::string_view content, uint32_t mode);
@@ -62,6 +71,7 @@ class SlurmConnection : public Connection {
   std::string job_id_;
   std::string host_;
   SharedWorkdir* shared_;
+  AgentStep* agents_;
   LocalConnection local_;
   // Dropped by anything that may change the node's files.
   std::optional<StateSnapshot> snapshot_;

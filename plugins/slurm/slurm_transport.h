@@ -16,6 +16,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/allocation.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/state_snapshot.h"
@@ -43,6 +44,8 @@ class SlurmTransport : public Transport {
   struct Known {
     Allocation allocation;
     std::unique_ptr<SharedWorkdir> shared;
+    // The launch agents of the spec's nodes, started as one job step.
+    std::unique_ptr<AgentStep> agents;
     // Each node's state folder as the first Connect read it for all of
     // them in one step; a node's connection takes its own.
     bool snapshotted = false;
@@ -50,7 +53,7 @@ class SlurmTransport : public Transport {
   };
   // The spec's allocation, from memory or squeue; nullptr when none.
   absl::StatusOr<Known*> Find(const ClusterSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Known* Remember(const std::string& job_name, Allocation allocation)
+  Known* Remember(const ClusterSpec& spec, Allocation allocation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

@@ -65,6 +65,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "tools/agent/job_files.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
@@ -395,7 +396,12 @@ int RunDetached(fleetplan::NodeAgentOptions options) {
     if (report.empty()) return 0;
     // A report nobody can read: the launch would wait for it in vain.
     if (!said) kill(pid, SIGTERM);
-    return wait_for_agent();
+    int code = wait_for_agent();
+    // A bad exit ends the step on every node at once (srun
+    // --kill-on-bad-exit): the other nodes' agents, told of the job's end a
+    // moment ago, get that moment to write it down first.
+    if (code != 0) absl::SleepFor(absl::Seconds(1));
+    return code;
   }
   // The agent ended before its ranks started: its status and last words.
   int code = wait_for_agent();
