@@ -1,5 +1,11 @@
 #include "plugins/slurm/agent_step.h"
 
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -7,7 +13,6 @@
 #include "plugins/slurm/slurm_connection.h"
 #include "re2/re2.h"
 #include "tools/process/files.h"
-#include "tools/process/subprocess.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -120,13 +125,34 @@ absl::Status AgentStep::StartDetachedHere(const std::string& script, const std::
   FP_RETURN_IF_ERROR(MakeDirs(dir));
   std::string path = absl::StrCat(dir, "/launch-", run_id, ".sh");
   FP_RETURN_IF_ERROR(WriteFileAtomic(path, script, 0700));
-  SubprocessOptions options;
-  options.argv = {"/bin/sh", "-c", "setsid /bin/sh \"$1\" </dev/null >\"$2\" 2>&1 &", "sh", path,
-                  absl::StrCat(dir, "/launch-", run_id, ".log")};
-  FP_ASSIGN_OR_RETURN(Completed done, RunToCompletion(options, absl::Seconds(30)));
-  if (done.status != 0) {
-    return absl::InternalError(
-        absl::StrCat("starting the launch agents' srun failed: ", done.output));
+  std::string log = absl::StrCat(dir, "/launch-", run_id, ".log");
+  // Twice forked, in a session of its own from the first fork on: nothing
+  // of apply's (its process group, its terminal, its end) reaches it. Only
+  // async-signal-safe calls between fork and exec.
+  const char* argv[] = {"/bin/sh", path.c_str(), nullptr};
+  const long max_fd = sysconf(_SC_OPEN_MAX);
+  pid_t first = fork();
+  if (first < 0) return absl::InternalError("fork failed");
+  if (first == 0) {
+    setsid();
+    pid_t second = fork();
+    if (second != 0) _exit(second < 0 ? 1 : 0);
+    int in = open("/dev/null", O_RDONLY);
+    int out = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (in < 0 || out < 0) _exit(1);
+    dup2(in, STDIN_FILENO);
+    dup2(out, STDOUT_FILENO);
+    dup2(out, STDERR_FILENO);
+    // Nothing of apply's stays open: another step's pipe would not end.
+    for (long fd = STDERR_FILENO + 1; fd < max_fd; ++fd) close(static_cast<int>(fd));
+    execv(argv[0], const_cast<char* const*>(argv));
+    _exit(127);
+  }
+  int status = 0;
+  while (waitpid(first, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return absl::InternalError("starting the launch agents' srun failed (fork)");
   }
   return absl::OkStatus();
 }

@@ -65,7 +65,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "absl/time/clock.h"
 #include "tools/agent/job_files.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
@@ -323,6 +322,28 @@ bool SayLaunched(const std::string& report, int status, const std::string& words
   return written.ok();
 }
 
+// The status a job step's task ends with once its agent ended with `code`.
+// A bad one ends the step on every node at once (srun --kill-on-bad-exit):
+// right for an agent that died (killed, crashed) without the job's end
+// written down, whose peers may not know; wrong for a job the agents ended
+// among themselves (a rank failed, a stop), whose other agents are writing
+// that end down as this one exits. That is 0, with the job's end said.
+int StepTaskStatus(const fleetplan::NodeAgentOptions& options, pid_t agent, int code) {
+  if (code == 0) return 0;
+  absl::StatusOr<std::string> json =
+      fleetplan::ReadFileToString(fleetplan::JobStatePath(options.log_dir));
+  if (!json.ok()) return code;
+  absl::StatusOr<fleetplan::NodeJobState> state = fleetplan::JobStateFromJson(*json);
+  if (!state.ok() || !fleetplan::IsFinal(state->phase) || state->agent_pid != agent ||
+      (!options.run_id.empty() && state->run_id != options.run_id)) {
+    return code;
+  }
+  std::fprintf(stderr, "%s: the job ended %s (exit %d); this agent ended with it\n",
+               options.node.c_str(), std::string(fleetplan::JobPhaseName(state->phase)).c_str(),
+               code);
+  return 0;
+}
+
 // Forks the agent into a session of its own (so the end of the transport's
 // session, a closed terminal or a killed apply leaves it running), its
 // output in agent.log, and returns once its ranks started: 0 then, else
@@ -396,12 +417,7 @@ int RunDetached(fleetplan::NodeAgentOptions options) {
     if (report.empty()) return 0;
     // A report nobody can read: the launch would wait for it in vain.
     if (!said) kill(pid, SIGTERM);
-    int code = wait_for_agent();
-    // A bad exit ends the step on every node at once (srun
-    // --kill-on-bad-exit): the other nodes' agents, told of the job's end a
-    // moment ago, get that moment to write it down first.
-    if (code != 0) absl::SleepFor(absl::Seconds(1));
-    return code;
+    return StepTaskStatus(options, pid, wait_for_agent());
   }
   // The agent ended before its ranks started: its status and last words.
   int code = wait_for_agent();

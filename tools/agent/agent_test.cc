@@ -248,11 +248,28 @@ TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
   EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   EXPECT_THAT(*said, ::testing::StartsWith("0\nn2: ranks started (agent "));
   EXPECT_FALSE(agent->TryWait().has_value()) << "the launch returned while the agent runs";
-  EXPECT_EQ(WaitForExit(*agent), 1);  // rank 3's status
+  // The job failed (rank 3's status 1) and the agent wrote it down: an
+  // orderly end, not an agent's failure that the step must end everywhere.
+  EXPECT_EQ(WaitForExit(*agent), 0) << output_;
+  EXPECT_THAT(output_, HasSubstr("n2: the job ended failed (exit 1)"));
   EXPECT_GE(absl::Now() - start, absl::Seconds(2));
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
   EXPECT_EQ(state.phase, JobPhase::kFailed);
   for (const RankState& rank : state.ranks) EXPECT_FALSE(ProcessRunning(rank.pid));
+
+  // An agent killed: a bad exit, which ends the step on every node.
+  std::vector<std::string> hanging = Flags();
+  hanging.insert(hanging.end(), {"--detach", "--run-id=r4", "--", fake_rank_, "-1", "0", "hang"});
+  ASSERT_EQ(unlink(report.c_str()), 0);
+  auto killed = StartAgentWith(hanging, {{"FLEETPLAN_LAUNCH_REPORT", report}});
+  while (!ReadFileToString(report).ok() && absl::Now() - start < absl::Seconds(15)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  FP_ASSERT_OK_AND_ASSIGN(state, Stored());
+  ASSERT_EQ(state.run_id, "r4");
+  ASSERT_EQ(kill(state.agent_pid, SIGKILL), 0);
+  EXPECT_EQ(WaitForExit(*killed), 128 + SIGKILL);
+  for (const RankState& rank : state.ranks) kill(rank.pid, SIGKILL);
 
   // One that cannot start: its status and last words in the report.
   std::vector<std::string> failing = Flags();
