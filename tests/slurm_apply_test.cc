@@ -7,8 +7,15 @@
 //
 // The job is the trainer binary this test depends on, synced as a path
 // under workdir (no nested bazel build inside bazel test).
+//
+// //tests:slurm_cgroup_apply_test runs the cases about the launch agents'
+// life on a test bed whose slurmd track steps with proctrack/cgroup
+// (FLEETPLAN_SLURM_PROCTRACK=cgroup, as production clusters do), where a
+// process that leaves a job step dies with it.
 
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <string>
 #include <thread>
@@ -17,6 +24,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -271,6 +279,68 @@ TEST_F(SlurmApplyTest, StopEndsADetachedJobAndReleasesTheAllocation) {
   ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
   ASSERT_EQ(apply.status, 0) << apply.output;
   EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-stop RUNNING"));
+  ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
+  EXPECT_EQ(stop.status, 0) << stop.output;
+  EXPECT_THAT(Squeue(), IsEmpty());
+  ExpectNothingRunning();
+}
+
+// The launch agents are one job step, started by the allocation's batch
+// script: apply's own steps end with apply, the agents' step stays, every
+// agent and rank is one of its processes (slurmstepd's own list; under
+// proctrack/cgroup, in its cgroup), and stop ends it and the allocation.
+TEST_F(SlurmApplyTest, TheAgentsLiveInOneJobStepThatOutlivesApply) {
+  std::string spec = WriteSpec("slurm-step", "nodes = 3\ntime = \"unlimited\"\n",
+                               "program = \"./rank.sh\"\n", /*fail_rank=*/"99");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  // Shared workdir: one node sent the files, the others say so.
+  EXPECT_THAT(apply.output, HasSubstr("0 B from this machine (shared workdir: "));
+  absl::SleepFor(absl::Seconds(2));  // well after apply's end
+
+  absl::StatusOr<std::string> steps = RunScript("squeue --noheader --steps --format='%i %j'");
+  ASSERT_THAT(steps, IsOk());
+  std::string agents_step;
+  int step_count = 0;
+  for (absl::string_view line : absl::StrSplit(*steps, '\n', absl::SkipEmpty())) {
+    ++step_count;
+    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() == 2 && fields[1] == "fleetplan-agents") agents_step = fields[0];
+  }
+  ASSERT_FALSE(agents_step.empty()) << *steps;
+  EXPECT_EQ(step_count, 2) << "the batch script and the agents' step only:\n" << *steps;
+  std::vector<std::string> job_and_step = absl::StrSplit(agents_step, '.');
+  ASSERT_EQ(job_and_step.size(), 2u) << agents_step;
+  const bool cgroup = std::getenv("FLEETPLAN_SLURM_PROCTRACK") != nullptr &&
+                      std::string(std::getenv("FLEETPLAN_SLURM_PROCTRACK")) == "cgroup";
+  for (int i = 0; i < kNodes; ++i) {
+    absl::StatusOr<std::string> listed = ContainerExec(
+        Host(i), absl::StrCat("SLURM_CONF=/etc/fleetplan-slurm/slurm.conf scontrol listpids ",
+                              agents_step, " | awk 'NR > 1 {print $1}'"));
+    ASSERT_THAT(listed, IsOk()) << Host(i);
+    std::vector<std::string> in_step = absl::StrSplit(*listed, '\n', absl::SkipEmpty());
+    // The bracket keeps this shell's own command line from matching.
+    absl::StatusOr<std::string> ours =
+        ContainerExec(Host(i), "pgrep -f 'bin/[f]leetplan-agent|[r]ank[.]sh'");
+    ASSERT_THAT(ours, IsOk()) << Host(i);
+    std::vector<std::string> pids = absl::StrSplit(*ours, '\n', absl::SkipEmpty());
+    EXPECT_GE(pids.size(), 3u) << Host(i) << ": the step's task, the agent, a rank";
+    for (const std::string& pid : pids) {
+      EXPECT_THAT(in_step, ::testing::Contains(pid)) << Host(i) << ": pid " << pid
+                                                      << " is not one of step " << agents_step;
+      if (!cgroup) continue;
+      absl::StatusOr<std::string> group = ContainerExec(
+          Host(i), absl::StrCat("grep freezer /proc/", pid, "/cgroup"));
+      ASSERT_THAT(group, IsOk()) << Host(i) << " pid " << pid;
+      EXPECT_THAT(std::string(absl::StripAsciiWhitespace(*group)),
+                  ::testing::EndsWith(absl::StrCat("/job_", job_and_step[0], "/step_",
+                                                   job_and_step[1])));
+    }
+  }
+
+  ToolResult status = RunTool({"tools/fleetplan-status", spec});
+  EXPECT_EQ(status.status, 0) << status.output;
+  EXPECT_THAT(status.output, HasSubstr("job: running"));
   ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
   EXPECT_EQ(stop.status, 0) << stop.output;
   EXPECT_THAT(Squeue(), IsEmpty());

@@ -125,7 +125,18 @@ absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOpti
   const bool placeholders = settings.nodes > 0;
   std::vector<std::string> named;
   if (!placeholders) {
-    for (const NodeSpec* node : nodes) named.push_back(node->address);
+    // One launch agent per host: the agents' job step has a task per host.
+    std::map<std::string, std::string> seen;
+    for (const NodeSpec* node : nodes) {
+      auto [it, added] = seen.emplace(node->address, node->name);
+      if (!added) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "nodes \"", it->second, "\" and \"", node->name, "\" are both on Slurm node ",
+            node->address, ": give each node a host of its own (nproc_per_node runs more "
+            "ranks on one)"));
+      }
+      named.push_back(node->address);
+    }
   }
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Known*> known = Find(spec);
