@@ -53,13 +53,15 @@ TEST(SlurmCommandsTest, TheAgentsStepIsOneTaskPerHostKilledOnABadExit) {
   EXPECT_THAT(script, HasSubstr("srun --jobid=42 --job-name=fleetplan-agents "
                                 "--nodelist=n-0,n-1 --nodes=2 --ntasks=2 --ntasks-per-node=1 "
                                 "--overlap --kill-on-bad-exit=1 "));
-  EXPECT_THAT(script, HasSubstr("'exec /bin/sh /tmp/fleetplan-slurm-42/agent-r1-\"$SLURMD_NODENAME\".sh'"));
+  EXPECT_THAT(script,
+              HasSubstr("'exec /bin/sh /tmp/fleetplan-slurm-42/agent-r1-\"$SLURMD_NODENAME\".sh'"));
   EXPECT_THAT(script, HasSubstr("echo $? >/tmp/fleetplan-slurm-42/launch-r1.exit"));
   EXPECT_EQ(AgentScriptPath("42", "r1", "n-1"), "/tmp/fleetplan-slurm-42/agent-r1-n-1.sh");
   std::string await = AwaitAgentReportCommand("42", "r1", "n-1", absl::Seconds(3));
   EXPECT_THAT(await, HasSubstr("until [ -f /tmp/fleetplan-slurm-42/agent-r1-n-1.report ]"));
   EXPECT_THAT(await, HasSubstr("if [ $i -gt 30 ]"));
-  EXPECT_THAT(await, HasSubstr("exit \"$(head -n 1 /tmp/fleetplan-slurm-42/agent-r1-n-1.report)\""));
+  EXPECT_THAT(await,
+              HasSubstr("exit \"$(head -n 1 /tmp/fleetplan-slurm-42/agent-r1-n-1.report)\""));
 }
 
 TEST(SlurmCommandsTest, AStepRunsOneTaskOnItsHostInTheNodesEnvironment) {

@@ -24,7 +24,8 @@ bool IsSlurmName(const std::string& value) {
 }
 bool IsSlurmTime(const std::string& value) {
   static const RE2* pattern =
-      new RE2(R"((?i)(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}|-1|unlimited|infinite))");
+      new RE2(R"((?i)(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2})"
+              R"(|-1|unlimited|infinite))");
   return RE2::FullMatch(value, *pattern);
 }
 
