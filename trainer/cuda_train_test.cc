@@ -6,14 +6,13 @@
 // (tools/test-all.sh adds --config=nccl by itself when nvidia-smi lists a
 // GPU).
 
-#include <cuda_runtime.h>
-
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/util/status_matchers.h"
+#include "trainer/cuda_device_count.h"
 #include "trainer/rank_launcher.h"
 
 namespace fleetplan::trainer {
@@ -21,12 +20,6 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// Asked of the CUDA runtime directly, not through the code under test.
-int CudaDevices() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
-}
 
 // Trains one epoch on `world_size` ranks with `backend`; returns rank 0's
 // final test accuracy (0 on failure, with the failure recorded).
@@ -50,7 +43,7 @@ double TrainOneEpoch(const std::string& backend, int world_size) {
 }
 
 TEST(CudaTrainTest, NcclReachesTheAccuracyOfGloo) {
-  const int devices = CudaDevices();
+  const int devices = CudaDeviceCount();
   if (devices == 0) GTEST_SKIP() << "no CUDA device on this host";
   const double nccl = TrainOneEpoch("nccl", devices);
   const double gloo = TrainOneEpoch("gloo", devices);

@@ -5,7 +5,6 @@
 
 #include "trainer/nccl_process_group.h"
 
-#include <cuda_runtime.h>
 #include <torch/csrc/distributed/c10d/HashStore.hpp>
 #include <torch/torch.h>
 
@@ -14,21 +13,16 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/util/status_matchers.h"
+#include "trainer/cuda_device_count.h"
 
 namespace fleetplan::trainer {
 namespace {
 
 using ::testing::HasSubstr;
 
-// Asked of the CUDA runtime directly, not through the code under test.
-bool HostHasCudaDevice() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-}
-
 TEST(NcclProcessGroupTest, AvailabilityMatchesTheHost) {
   const absl::Status status = CheckNcclAvailable();
-  if (HostHasCudaDevice()) {
+  if (CudaDeviceCount() > 0) {
     EXPECT_THAT(status, IsOk());
   } else {
     EXPECT_THAT(status, StatusIs(absl::StatusCode::kFailedPrecondition,
@@ -38,7 +32,7 @@ TEST(NcclProcessGroupTest, AvailabilityMatchesTheHost) {
 }
 
 TEST(NcclProcessGroupTest, WithoutADeviceCreationFailsCleanly) {
-  if (HostHasCudaDevice()) GTEST_SKIP() << "this host has a CUDA device";
+  if (CudaDeviceCount() > 0) GTEST_SKIP() << "this host has a CUDA device";
   auto store = c10::make_intrusive<c10d::HashStore>();
   auto group = MakeNcclProcessGroup(store, /*rank=*/0, /*world_size=*/1,
                                     /*local_rank=*/0);
@@ -47,7 +41,7 @@ TEST(NcclProcessGroupTest, WithoutADeviceCreationFailsCleanly) {
 }
 
 TEST(NcclProcessGroupTest, OneRankAllReducesAndBroadcastsThroughTheDevice) {
-  if (!HostHasCudaDevice()) GTEST_SKIP() << "no CUDA device on this host";
+  if (CudaDeviceCount() == 0) GTEST_SKIP() << "no CUDA device on this host";
   auto store = c10::make_intrusive<c10d::HashStore>();
   FP_ASSERT_OK_AND_ASSIGN(auto group,
                           MakeNcclProcessGroup(store, 0, 1, 0));
