@@ -230,18 +230,6 @@ TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":9:17")));  // gpus_per_node
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // salloc
   EXPECT_THAT(Squeue(), IsEmpty());
-
-  // Two nodes on one host: the agents' step has one task per host.
-  std::string twice = WriteSpec("slurm-twice", "partition = \"debug\"\n");
-  std::string text = *ReadFileToString(twice);
-  absl::StrAppend(&text, "[[nodes]]\nname = \"a\"\naddress = \"", Host(0),
-                  "\"\nchief = true\n[[nodes]]\nname = \"b\"\naddress = \"", Host(0), "\"\n");
-  ASSERT_THAT(WriteFileAtomic(twice, text, 0644), IsOk());
-  ToolResult apply = RunTool({"tools/fleetplan-apply", twice});
-  EXPECT_NE(apply.status, 0) << apply.output;
-  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("nodes \"a\" and \"b\" are both on Slurm node ",
-                                                   Host(0))));
-  EXPECT_THAT(Squeue(), IsEmpty());
 }
 
 TEST_F(SlurmApplyTest, AnUnknownPartitionIsNamedBeforeAnythingIsAllocated) {

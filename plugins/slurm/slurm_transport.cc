@@ -19,7 +19,7 @@ namespace fleetplan {
 namespace {
 
 constexpr char kName[] = "slurm";
-// How long apply waits for salloc to grant the allocation.
+// How long apply waits for the allocation to be granted (the job to run).
 constexpr absl::Duration kAllocationWait = absl::Minutes(30);
 
 std::vector<NodeSpec*> SlurmNodes(ClusterSpec& spec) {
@@ -30,7 +30,8 @@ std::vector<NodeSpec*> SlurmNodes(ClusterSpec& spec) {
   return nodes;
 }
 
-// The hosts the spec's Slurm nodes name: one launch agent each.
+// The hosts of the spec's Slurm nodes, one launch agent each (the spec
+// refuses two nodes with one address).
 size_t SlurmHostCount(const ClusterSpec& spec) {
   std::set<std::string> hosts;
   for (const NodeSpec& node : spec.nodes) {
@@ -125,18 +126,7 @@ absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOpti
   const bool placeholders = settings.nodes > 0;
   std::vector<std::string> named;
   if (!placeholders) {
-    // One launch agent per host: the agents' job step has a task per host.
-    std::map<std::string, std::string> seen;
-    for (const NodeSpec* node : nodes) {
-      auto [it, added] = seen.emplace(node->address, node->name);
-      if (!added) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "nodes \"", it->second, "\" and \"", node->name, "\" are both on Slurm node ",
-            node->address, ": give each node a host of its own (nproc_per_node runs more "
-            "ranks on one)"));
-      }
-      named.push_back(node->address);
-    }
+    for (const NodeSpec* node : nodes) named.push_back(node->address);
   }
   absl::MutexLock lock(&mu_);
   absl::StatusOr<Known*> known = Find(spec);

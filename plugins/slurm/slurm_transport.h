@@ -2,11 +2,12 @@
 #define FLEETPLAN_PLUGINS_SLURM_SLURM_TRANSPORT_H_
 
 // The `slurm` transport: the nodes are the hosts of a Slurm allocation.
-// apply obtains it (salloc --no-shell, job name "fleetplan-<spec name>"),
-// or uses the one it runs inside (SLURM_JOB_ID); placeholder nodes
-// ([slurm] nodes = N) take the allocated hostnames, named [[nodes]] are
-// asked for by name. Every step runs as a job step on its node
-// (slurm_connection.h). A failed apply and apply --destroy cancel the
+// apply obtains it (sbatch of a batch script that holds it, job name
+// "fleetplan-<spec name>"), or uses the one it runs inside (SLURM_JOB_ID);
+// placeholder nodes ([slurm] nodes = N) take the allocated hostnames, named
+// [[nodes]] are asked for by name. Every step runs as a job step on its node
+// (slurm_connection.h); the launch agents, as one job step of their own
+// (agent_step.h). A failed apply and apply --destroy cancel the
 // allocation (scancel). Nothing is kept on this machine: later commands
 // find the allocation in squeue by its job name.
 
