@@ -347,6 +347,41 @@ TEST_F(SlurmApplyTest, TheAgentsLiveInOneJobStepThatOutlivesApply) {
   ExpectNothingRunning();
 }
 
+// An agent that dies ends the agents' job step on every node at once
+// (srun --kill-on-bad-exit): Slurm's doing, not the agents' own
+// supervision, which is held still here (the other agents stopped with
+// SIGSTOP, heartbeats of 5 minutes).
+TEST_F(SlurmApplyTest, AnAgentThatDiesEndsTheAgentsStepEverywhere) {
+  std::string spec = WriteSpec("slurm-agent-dies", "nodes = 3\n",
+                               "program = \"./rank.sh\"\nheartbeat_timeout = \"5m\"\n",
+                               /*fail_rank=*/"99");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  // The newest of a node's two is the agent, not the step's task waiting for it.
+  const std::string newest_agent = "$(pgrep -n -f 'bin/[f]leetplan-agent')";
+  for (int i : {0, 2}) {
+    ASSERT_THAT(ContainerExec(Host(i), absl::StrCat("kill -STOP ", newest_agent)), IsOk());
+  }
+  absl::Time killed = absl::Now();
+  ASSERT_THAT(ContainerExec(Host(1), absl::StrCat("kill -KILL ", newest_agent)), IsOk());
+  for (int i = 0; i < kNodes; ++i) {
+    for (const char* program : {"rank.sh", "bin/fleetplan-agent"}) {
+      EXPECT_THAT(ContainerProcessesMentioning(Host(i), program, absl::Seconds(20)), IsEmpty())
+          << Host(i);
+    }
+  }
+  // Slurm's record of the step goes a moment after its processes.
+  absl::StatusOr<std::string> steps;
+  do {
+    steps = RunScript("squeue --noheader --steps --format='%i %j'");
+    ASSERT_THAT(steps, IsOk());
+  } while (absl::StrContains(*steps, "fleetplan-agents") &&
+           absl::Now() - killed < absl::Seconds(30) &&
+           (absl::SleepFor(absl::Milliseconds(200)), true));
+  EXPECT_THAT(*steps, Not(HasSubstr("fleetplan-agents")));
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30));
+}
+
 // Last: it leaves the cluster a node short. A node killed while the job
 // runs: the chief's agent misses its heartbeats and ends the job, the job
 // steps to the dead node are bounded, and the allocation is released.
