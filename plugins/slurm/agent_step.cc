@@ -25,6 +25,8 @@ constexpr absl::Duration kJoinWait = absl::Minutes(5);
 // (the step's start, the agent's, its peers' and its ranks').
 constexpr absl::Duration kReportWait = absl::Seconds(120);
 constexpr absl::Duration kPoll = absl::Milliseconds(100);
+// How long the request waits for the allocation's batch script to be there.
+constexpr absl::Duration kHolderWait = absl::Minutes(2);
 
 std::string RunIdOf(const CommandSpec& command) {
   for (const auto& [name, value] : command.env) {
@@ -109,7 +111,8 @@ absl::Status AgentStep::Start(const std::string& run_id, const std::vector<std::
   SlurmConnection holder(job, first, nullptr);
   std::string output;
   FP_ASSIGN_OR_RETURN(int status,
-                      holder.RunWithStdin(LaunchRequestCommand(job, run_id), script, &output));
+                      holder.RunWithStdin(LaunchRequestCommand(job, run_id, kHolderWait), script,
+                                          &output, kHolderWait + absl::Seconds(30)));
   if (status != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(first, ": asking job ", job, "'s batch script to start the launch agents ",

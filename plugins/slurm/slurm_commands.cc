@@ -91,13 +91,14 @@ done
 )");
 }
 
-std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id) {
+std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id,
+                                 absl::Duration wait) {
   std::string dir = ShellQuote(LaunchDir(job_id));
   std::string script = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".sh"));
-  // The holder makes its FIFO as it starts: a moment after the job runs.
   return absl::StrCat(
-      "i=0; until [ -p ", dir, "/requests ]; do i=$((i + 1)); if [ $i -gt 100 ]; then "
-      "echo \"$(hostname): job ", job_id, " has no fleetplan batch script waiting in ", dir,
+      "i=0; until [ -p ", dir, "/requests ]; do i=$((i + 1)); if [ $i -gt ",
+      absl::ToInt64Milliseconds(wait) / 100, " ]; then echo \"$(hostname): job ", job_id,
+      " has no fleetplan batch script waiting in ", dir, " after ", absl::FormatDuration(wait),
       "\" >&2; exit 1; fi; sleep 0.1; done; umask 077; cat >", script, ".tmp && mv -f ",
       script, ".tmp ", script, " && echo ", ShellQuote(run_id), " >", dir, "/requests");
 }

@@ -43,8 +43,11 @@ std::string HolderScript();
 std::string LaunchDir(const std::string& job_id);
 
 // Shell text run on the holder's host with a launch script on stdin: puts
-// it in LaunchDir as launch-<run>.sh and names it to the holder.
-std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id);
+// it in LaunchDir as launch-<run>.sh and names it to the holder, once the
+// holder is there (Slurm starts a batch script after its node's prolog,
+// which may be a while after the job shows RUNNING): it waits up to `wait`.
+std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id,
+                                 absl::Duration wait);
 
 // The launch script of run `run_id`: one job step over `hosts`, one task
 // each, sharing the allocation with apply's own steps (--overlap); a task

@@ -39,7 +39,8 @@ TEST(SlurmCommandsTest, TheHolderRunsTheLaunchScriptsItIsToldOf) {
   EXPECT_THAT(holder, HasSubstr("mkfifo \"$d/requests\""));
   EXPECT_THAT(holder, HasSubstr("*[!A-Za-z0-9._-]*) continue"));
   EXPECT_THAT(holder, HasSubstr("/bin/sh \"$d/launch-$run.sh\" </dev/null"));
-  EXPECT_THAT(LaunchRequestCommand("42", "r1"),
+  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)), HasSubstr("if [ $i -gt 20 ]"));
+  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)),
               HasSubstr("cat >/tmp/fleetplan-slurm-42/launch-r1.sh.tmp && mv -f "
                         "/tmp/fleetplan-slurm-42/launch-r1.sh.tmp "
                         "/tmp/fleetplan-slurm-42/launch-r1.sh && echo r1 "

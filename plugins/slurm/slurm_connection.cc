@@ -68,9 +68,10 @@ absl::StatusOr<int> SlurmConnection::RunWithInput(const std::string& command,
 }
 
 absl::StatusOr<int> SlurmConnection::RunWithStdin(const std::string& command,
-                                                  absl::string_view input, std::string* output) {
+                                                  absl::string_view input, std::string* output,
+                                                  absl::Duration timeout) {
   FP_ASSIGN_OR_RETURN(TempInput file, TempInput::Of(input));
-  return RunWithInput(command, file.path(), output);
+  return RunWithInput(command, file.path(), output, timeout);
 }
 
 std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(

@@ -58,7 +58,8 @@ class SlurmConnection : public Connection {
                                    absl::Duration timeout = absl::Seconds(60));
   // RunWithInput with `input` as the command's stdin.
   absl::StatusOr<int> RunWithStdin(const std::string& command, absl::string_view input,
-                                   std::string* output);
+                                   std::string* output,
+                                   absl::Duration timeout = absl::Seconds(60));
 
  private:
   absl::Status WriteNow(const std::string& path, absl::string_view content, uint32_t mode);
