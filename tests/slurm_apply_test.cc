@@ -3,7 +3,9 @@
 // The plan shows placeholder nodes until apply obtains the allocation; the
 // trainer trains across it; a re-apply changes nothing; a failing rank
 // stops every rank and the allocation is released; --destroy leaves squeue
-// empty; bad [slurm] settings and an unknown partition are named.
+// empty; bad [slurm] settings and an unknown partition are named; a
+// detached job's agents live in one job step that outlives apply, until
+// stop, or until one of them dies (Slurm then ends the step everywhere).
 //
 // The job is the trainer binary this test depends on, synced as a path
 // under workdir (no nested bazel build inside bazel test).
@@ -274,26 +276,17 @@ TEST_F(SlurmApplyTest, ApplyInsideAnAllocationUsesItAndNeverCancelsIt) {
   last_spec_.clear();
 }
 
-TEST_F(SlurmApplyTest, StopEndsADetachedJobAndReleasesTheAllocation) {
-  std::string spec = WriteSpec("slurm-stop", "nodes = 3\n", "program = \"./rank.sh\"\n", "99");
-  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
-  ASSERT_EQ(apply.status, 0) << apply.output;
-  EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-stop RUNNING"));
-  ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
-  EXPECT_EQ(stop.status, 0) << stop.output;
-  EXPECT_THAT(Squeue(), IsEmpty());
-  ExpectNothingRunning();
-}
-
-// The launch agents are one job step, started by the allocation's batch
-// script: apply's own steps end with apply, the agents' step stays, every
-// agent and rank is one of its processes (slurmstepd's own list; under
-// proctrack/cgroup, in its cgroup), and stop ends it and the allocation.
-TEST_F(SlurmApplyTest, TheAgentsLiveInOneJobStepThatOutlivesApply) {
-  std::string spec = WriteSpec("slurm-step", "nodes = 3\ntime = \"unlimited\"\n",
+// A detached job: its launch agents are one job step, started by the
+// allocation's batch script. apply's own steps end with apply, the agents'
+// step stays, every agent and rank is one of its processes (slurmstepd's
+// own list; under proctrack/cgroup, in its cgroup), status sees the job,
+// and stop ends it and releases the allocation.
+TEST_F(SlurmApplyTest, ADetachedJobLivesInOneJobStepUntilStopEndsItAndTheAllocation) {
+  std::string spec = WriteSpec("slurm-stop", "nodes = 3\ntime = \"unlimited\"\n",
                                "program = \"./rank.sh\"\n", /*fail_rank=*/"99");
   ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
   ASSERT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-stop RUNNING"));
   // Shared workdir: one node sent the files, the others say so.
   EXPECT_THAT(apply.output, HasSubstr("0 B from this machine (shared workdir: "));
   absl::SleepFor(absl::Seconds(2));  // well after apply's end
