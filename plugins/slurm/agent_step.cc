@@ -132,7 +132,13 @@ absl::Status AgentStep::StartDetachedHere(const std::string& script, const std::
   // Twice forked, in a session of its own from the first fork on: nothing
   // of apply's (its process group, its terminal, its end) reaches it. Only
   // async-signal-safe calls between fork and exec.
-  const char* argv[] = {"/bin/sh", path.c_str(), nullptr};
+  // The launch's files on this machine go once srun ended well; what a
+  // failed one said stays in launch-<run>.log.
+  const char* argv[] = {"/bin/sh", "-c",
+                        "/bin/sh \"$0\"; r=${0%.sh}; if [ \"$(cat \"$r.exit\")\" = 0 ]; then "
+                        "rm -f \"$0\" \"$r.exit\" \"$r.log\"; rmdir \"${0%/*}\" 2>/dev/null; fi; "
+                        "exit 0",
+                        path.c_str(), nullptr};
   const long max_fd = sysconf(_SC_OPEN_MAX);
   pid_t first = fork();
   if (first < 0) return absl::InternalError("fork failed");
