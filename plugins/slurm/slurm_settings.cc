@@ -14,15 +14,18 @@ constexpr char kTable[] = "slurm";
 // More nodes than any partition of this decade; a typo's zeros stop here.
 constexpr int kMaxNodes = 100000;
 
-// Slurm's own spellings: a partition or account name, and salloc --time
-// ("minutes", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS").
+// Slurm's own spellings: a partition or account name, and --time
+// ("minutes", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", and no
+// limit as "UNLIMITED", "INFINITE" or -1, in any case, as Slurm's
+// time_str2mins reads them).
 bool IsSlurmName(const std::string& value) {
   static const RE2* pattern = new RE2(R"([A-Za-z0-9_][A-Za-z0-9_.\-]*)");
   return RE2::FullMatch(value, *pattern);
 }
 bool IsSlurmTime(const std::string& value) {
   static const RE2* pattern =
-      new RE2(R"((\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}|UNLIMITED|INFINITE))");
+      new RE2(R"((?i)(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2})"
+              R"(|-1|unlimited|infinite))");
   return RE2::FullMatch(value, *pattern);
 }
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/spec/spec_parser.h"
@@ -67,6 +68,17 @@ TEST(SlurmSettingsTest, ACountAndNamedNodesTogetherAreRefused) {
   std::string error = ErrorOf("nodes = 2\n[[nodes]]\naddress = \"n1\"\n");
   EXPECT_THAT(error, HasSubstr("/specs/slurm.toml:9:1"));
   EXPECT_THAT(error, HasSubstr("give a count or name the nodes in [[nodes]], not both"));
+}
+
+// Slurm reads "no limit" in any case, and -1 too (time_str2secs).
+TEST(SlurmSettingsTest, TimeTakesSlurmsSpellingsInAnyCase) {
+  for (const char* time : {"unlimited", "Infinite", "UNLIMITED", "-1", "90", "1-0", "2:30"}) {
+    absl::StatusOr<ClusterSpec> spec = ParseSpec(
+        absl::StrCat(kHead, "nodes = 2\ntime = \"", time, "\"\n"), kPath);
+    ASSERT_THAT(spec, IsOk()) << time;
+    EXPECT_EQ(SlurmSettingsOf(*spec).time, time);
+  }
+  EXPECT_THAT(ErrorOf("nodes = 3\ntime = \"forever\"\n"), HasSubstr("not a Slurm time limit"));
 }
 
 TEST(SlurmSettingsTest, BadValuesAreNamedAtTheirPosition) {
