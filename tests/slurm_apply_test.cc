@@ -222,7 +222,7 @@ TEST_F(SlurmApplyTest, ASavedPlanOfPlaceholdersApplies) {
 TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   std::string spec = WriteSpec("slurm-bad",
                                "partiton = \"debug\"\nnodes = 0\ntime = \"soon\"\n"
-                               "gpus_per_node = \"2\"\nsalloc = [\"qos=high\"]\n");
+                               "gpus_per_node = \"2\"\nsbatch = [\"qos=high\"]\n");
   ToolResult plan = RunTool({"tools/fleetplan-plan", spec});
   EXPECT_EQ(plan.status, 2) << plan.output;
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":6:1")));   // partiton
@@ -230,7 +230,7 @@ TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":7:9")));   // nodes = 0
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":8:8")));   // time
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":9:17")));  // gpus_per_node
-  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // salloc
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // sbatch
   EXPECT_THAT(Squeue(), IsEmpty());
 }
 

@@ -37,7 +37,7 @@ std::vector<std::string> SbatchArgv(const SlurmSettings& settings, const std::st
     argv.push_back(absl::StrCat("--gpus-per-node=", settings.gpus_per_node));
   }
   if (!nodelist.empty()) argv.push_back(absl::StrCat("--nodelist=", absl::StrJoin(nodelist, ",")));
-  argv.insert(argv.end(), settings.salloc.begin(), settings.salloc.end());
+  argv.insert(argv.end(), settings.sbatch.begin(), settings.sbatch.end());
   return argv;
 }
 

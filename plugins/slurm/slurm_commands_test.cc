@@ -19,7 +19,7 @@ TEST(SlurmCommandsTest, SbatchAsksForWhatTheSettingsSay) {
   settings.time = "04:00:00";
   settings.account = "ml";
   settings.gpus_per_node = 8;
-  settings.salloc = {"--qos=high"};
+  settings.sbatch = {"--qos=high"};
   EXPECT_THAT(SbatchArgv(settings, "fleetplan-x", 2, {"n1", "n2"}),
               ElementsAre("sbatch", "--parsable", "--job-name=fleetplan-x",
                           "--nodes=2", "--ntasks-per-node=1", "--export=NONE", "--chdir=/",

@@ -40,7 +40,8 @@ class SlurmSettingsParser : public TransportSettingsParser {
       return settings;
     }
     reader.CheckKeys(*table, "slurm.",
-                     {"partition", "nodes", "time", "account", "gpus_per_node", "salloc"});
+                     {"partition", "nodes", "time", "account", "gpus_per_node", "sbatch",
+                      "salloc"});
     ReadName(*table, "partition", reader, &settings->partition);
     ReadName(*table, "account", reader, &settings->account);
     if (const toml::node* node = table->get("time")) {
@@ -55,21 +56,37 @@ class SlurmSettingsParser : public TransportSettingsParser {
     }
     settings->nodes = ReadCount(*table, "nodes", 1, kMaxNodes, reader);
     settings->gpus_per_node = ReadCount(*table, "gpus_per_node", 0, 1024, reader);
-    if (const toml::node* node = table->get("salloc")) {
-      std::vector<std::string> options = reader.StringList(*node, "slurm.salloc").value_or(
-          std::vector<std::string>{});
-      for (const std::string& option : options) {
-        if (option.rfind("-", 0) != 0) {
-          reader.Error(*node, "slurm.salloc",
-                       absl::StrCat("\"", option, "\" is not an option (expected \"--name=value\")"));
-        }
-      }
-      settings->salloc = options;
-    }
+    ReadAllocationOptions(*table, reader, &settings->sbatch);
     return settings;
   }
 
  private:
+  // `sbatch = [...]` or its older name `salloc` (not both): options as
+  // written, each "--name=value".
+  static void ReadAllocationOptions(const toml::table& table, TomlReader& reader,
+                                    std::vector<std::string>* out) {
+    const toml::node* sbatch = table.get("sbatch");
+    const toml::node* salloc = table.get("salloc");
+    if (sbatch != nullptr && salloc != nullptr) {
+      reader.Error(*salloc, "slurm.salloc",
+                   "give the allocation options once, as slurm.sbatch (salloc is its older name)");
+      return;
+    }
+    const toml::node* node = sbatch != nullptr ? sbatch : salloc;
+    if (node == nullptr) return;
+    const std::string key = sbatch != nullptr ? "slurm.sbatch" : "slurm.salloc";
+    std::vector<std::string> options =
+        reader.StringList(*node, key).value_or(std::vector<std::string>{});
+    for (const std::string& option : options) {
+      if (option.rfind("-", 0) != 0) {
+        reader.Error(*node, key,
+                     absl::StrCat("\"", option, "\" is not an option (expected \"--name=value\")"));
+        return;
+      }
+    }
+    *out = options;
+  }
+
   static void ReadName(const toml::table& table, const char* key, TomlReader& reader,
                        std::string* out) {
     const toml::node* node = table.get(key);
@@ -109,7 +126,7 @@ std::vector<std::pair<std::string, std::string>> SlurmSettings::Describe() const
           {"slurm.time", time},
           {"slurm.account", account},
           {"slurm.gpus_per_node", absl::StrCat(gpus_per_node)},
-          {"slurm.salloc", absl::StrJoin(salloc, "\x1f")}};
+          {"slurm.sbatch", absl::StrJoin(sbatch, "\x1f")}};
 }
 
 std::string PlaceholderNodeName(int index) { return absl::StrCat("slurm-", index); }

@@ -20,9 +20,10 @@ class SlurmSettings : public TransportSettings {
   std::string time;                // sbatch --time; empty: the partition's default
   std::string account;             // sbatch --account; empty: the user's default
   int gpus_per_node = 0;           // sbatch --gpus-per-node; 0: none asked for
-  // More allocation options (salloc's, which sbatch shares), as written
-  // ("--qos=high"), given to sbatch.
-  std::vector<std::string> salloc;
+  // More allocation options as written ("--qos=high"), given to sbatch:
+  // `sbatch = [...]`, or `salloc = [...]` (the same options; the name the
+  // key had when allocations were made with salloc).
+  std::vector<std::string> sbatch;
 
   std::vector<std::pair<std::string, std::string>> Describe() const override;
   // "slurm-0" .. "slurm-<nodes-1>": what the plan shows until apply has the
