@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The first sync over a slow uplink, side by side under hyperfine: the whole
 # `fleetplan-apply` (job /bin/true) with the sync relay (`[sync] relay =
-# "auto"`: the changed files go to the chief once, its agent passes them on
-# over the nodes' network), the same with `relay = "off"` (every node from
-# this machine), and `rsync -a` over ssh to every node in parallel.
+# "auto"`: the changed files go to the chief once, and the nodes pass them
+# on along a chain over the nodes' network, each forwarding while it
+# receives), the same with `relay = "off"` (every node from this machine),
+# and `rsync -a` over ssh to every node in parallel.
 #
 #   bench/relay_bench.sh [N]        (default: 8 nodes; run as root; RUNS=3)
 #
@@ -164,3 +165,4 @@ for name, root in (("tree", "tree"), ("big", "big")):
                       f"in {e['seconds']:.2f} s ({per})")
 print("targets: bytes from this machine <= 1.1x; relay wall time <= 0.3x rsync at 8 nodes")
 PY
+echo "load at the end: $(cut -d' ' -f1-3 /proc/loadavg) ($(nproc) cores)"

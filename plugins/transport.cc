@@ -9,6 +9,15 @@
 
 namespace fleetplan {
 
+absl::StatusOr<uint64_t> Connection::PutFilesCounting(const std::vector<FileToSend>& files,
+                                                      const std::string& remote_root) {
+  absl::Status sent = PutFiles(files, remote_root);
+  if (!sent.ok()) return sent;
+  uint64_t bytes = 0;
+  for (const FileToSend& file : files) bytes += file.size;
+  return bytes;
+}
+
 TransportRegistry& TransportRegistry::Global() {
   // Leaked on purpose: plugins register during static initialisation.
   static TransportRegistry* registry = new TransportRegistry;

@@ -31,6 +31,11 @@ struct CommandSpec {
   // Keeps the command's stdin open until it ends or the run is cancelled;
   // the launch agent takes end-of-file on stdin as "stop every rank".
   bool hold_stdin = false;
+  // The command starts the node's launch agent, which must outlive it (the
+  // launch phase sets it on every node at once). A transport whose commands
+  // end what they started when they return (a Slurm job step) starts the
+  // agents where they may stay.
+  bool launches_agent = false;
 };
 
 // How long a cancelled command is given to end after its stdin closes
@@ -110,6 +115,13 @@ class Connection {
   // directories and keeping modes; existing files are replaced.
   virtual absl::Status PutFiles(const std::vector<FileToSend>& files,
                                 const std::string& remote_root) = 0;
+
+  // PutFiles, returning the bytes that left this machine for it: less than
+  // the files' sizes when the transport found some already in place (a
+  // workdir the nodes share, filled by another node's connection). Default:
+  // all of them.
+  virtual absl::StatusOr<uint64_t> PutFilesCounting(const std::vector<FileToSend>& files,
+                                                    const std::string& remote_root);
 
   // Removes files (paths relative to `remote_root`); missing ones are fine.
   virtual absl::Status RemoveFiles(const std::string& remote_root,

@@ -3,12 +3,21 @@
 // The plan shows placeholder nodes until apply obtains the allocation; the
 // trainer trains across it; a re-apply changes nothing; a failing rank
 // stops every rank and the allocation is released; --destroy leaves squeue
-// empty; bad [slurm] settings and an unknown partition are named.
+// empty; bad [slurm] settings and an unknown partition are named; a
+// detached job's agents live in one job step that outlives apply, until
+// stop, or until one of them dies (Slurm then ends the step everywhere).
 //
 // The job is the trainer binary this test depends on, synced as a path
 // under workdir (no nested bazel build inside bazel test).
+//
+// //tests:slurm_cgroup_apply_test runs the cases about the launch agents'
+// life on a test bed whose slurmd track steps with proctrack/cgroup
+// (FLEETPLAN_SLURM_PROCTRACK=cgroup, as production clusters do), where a
+// process that leaves a job step dies with it.
 
 #include <unistd.h>
+
+#include <cstdlib>
 
 #include <string>
 #include <thread>
@@ -17,6 +26,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
@@ -212,7 +222,7 @@ TEST_F(SlurmApplyTest, ASavedPlanOfPlaceholdersApplies) {
 TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   std::string spec = WriteSpec("slurm-bad",
                                "partiton = \"debug\"\nnodes = 0\ntime = \"soon\"\n"
-                               "gpus_per_node = \"2\"\nsalloc = [\"qos=high\"]\n");
+                               "gpus_per_node = \"2\"\nsbatch = [\"qos=high\"]\n");
   ToolResult plan = RunTool({"tools/fleetplan-plan", spec});
   EXPECT_EQ(plan.status, 2) << plan.output;
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":6:1")));   // partiton
@@ -220,7 +230,7 @@ TEST_F(SlurmApplyTest, BadSlurmSettingsAreNamedAtFileLineColumn) {
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":7:9")));   // nodes = 0
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":8:8")));   // time
   EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":9:17")));  // gpus_per_node
-  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // salloc
+  EXPECT_THAT(plan.output, HasSubstr(absl::StrCat(spec, ":10:10"))); // sbatch
   EXPECT_THAT(Squeue(), IsEmpty());
 }
 
@@ -266,15 +276,103 @@ TEST_F(SlurmApplyTest, ApplyInsideAnAllocationUsesItAndNeverCancelsIt) {
   last_spec_.clear();
 }
 
-TEST_F(SlurmApplyTest, StopEndsADetachedJobAndReleasesTheAllocation) {
-  std::string spec = WriteSpec("slurm-stop", "nodes = 3\n", "program = \"./rank.sh\"\n", "99");
+// A detached job: its launch agents are one job step, started by the
+// allocation's batch script. apply's own steps end with apply, the agents'
+// step stays, every agent and rank is one of its processes (slurmstepd's
+// own list; under proctrack/cgroup, in its cgroup), status sees the job,
+// and stop ends it and releases the allocation.
+TEST_F(SlurmApplyTest, ADetachedJobLivesInOneJobStepUntilStopEndsItAndTheAllocation) {
+  std::string spec = WriteSpec("slurm-stop", "nodes = 3\ntime = \"unlimited\"\n",
+                               "program = \"./rank.sh\"\n", /*fail_rank=*/"99");
   ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
   ASSERT_EQ(apply.status, 0) << apply.output;
   EXPECT_THAT(Squeue(), HasSubstr("fleetplan-slurm-stop RUNNING"));
+  // Shared workdir: one node sent the files, the others say so.
+  EXPECT_THAT(apply.output, HasSubstr("0 B from this machine (shared workdir: "));
+  absl::SleepFor(absl::Seconds(2));  // well after apply's end
+
+  absl::StatusOr<std::string> steps = RunScript("squeue --noheader --steps --format='%i %j'");
+  ASSERT_THAT(steps, IsOk());
+  std::string agents_step;
+  int step_count = 0;
+  for (absl::string_view line : absl::StrSplit(*steps, '\n', absl::SkipEmpty())) {
+    ++step_count;
+    std::vector<std::string> fields = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (fields.size() == 2 && fields[1] == "fleetplan-agents") agents_step = fields[0];
+  }
+  ASSERT_FALSE(agents_step.empty()) << *steps;
+  EXPECT_EQ(step_count, 2) << "the batch script and the agents' step only:\n" << *steps;
+  std::vector<std::string> job_and_step = absl::StrSplit(agents_step, '.');
+  ASSERT_EQ(job_and_step.size(), 2u) << agents_step;
+  const bool cgroup = std::getenv("FLEETPLAN_SLURM_PROCTRACK") != nullptr &&
+                      std::string(std::getenv("FLEETPLAN_SLURM_PROCTRACK")) == "cgroup";
+  for (int i = 0; i < kNodes; ++i) {
+    absl::StatusOr<std::string> listed = ContainerExec(
+        Host(i), absl::StrCat("SLURM_CONF=/etc/fleetplan-slurm/slurm.conf scontrol listpids ",
+                              agents_step, " | awk 'NR > 1 {print $1}'"));
+    ASSERT_THAT(listed, IsOk()) << Host(i);
+    std::vector<std::string> in_step = absl::StrSplit(*listed, '\n', absl::SkipEmpty());
+    // The bracket keeps this shell's own command line from matching.
+    absl::StatusOr<std::string> ours =
+        ContainerExec(Host(i), "pgrep -f 'bin/[f]leetplan-agent|[r]ank[.]sh'");
+    ASSERT_THAT(ours, IsOk()) << Host(i);
+    std::vector<std::string> pids = absl::StrSplit(*ours, '\n', absl::SkipEmpty());
+    EXPECT_GE(pids.size(), 3u) << Host(i) << ": the step's task, the agent, a rank";
+    for (const std::string& pid : pids) {
+      EXPECT_THAT(in_step, ::testing::Contains(pid)) << Host(i) << ": pid " << pid
+                                                      << " is not one of step " << agents_step;
+      if (!cgroup) continue;
+      absl::StatusOr<std::string> group = ContainerExec(
+          Host(i), absl::StrCat("grep freezer /proc/", pid, "/cgroup"));
+      ASSERT_THAT(group, IsOk()) << Host(i) << " pid " << pid;
+      EXPECT_THAT(std::string(absl::StripAsciiWhitespace(*group)),
+                  ::testing::EndsWith(absl::StrCat("/job_", job_and_step[0], "/step_",
+                                                   job_and_step[1])));
+    }
+  }
+
+  ToolResult status = RunTool({"tools/fleetplan-status", spec});
+  EXPECT_EQ(status.status, 0) << status.output;
+  EXPECT_THAT(status.output, HasSubstr("job: running"));
   ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
   EXPECT_EQ(stop.status, 0) << stop.output;
   EXPECT_THAT(Squeue(), IsEmpty());
   ExpectNothingRunning();
+}
+
+// An agent that dies ends the agents' job step on every node at once
+// (srun --kill-on-bad-exit): Slurm's doing, not the agents' own
+// supervision, which is held still here (the other agents stopped with
+// SIGSTOP, heartbeats of 5 minutes).
+TEST_F(SlurmApplyTest, AnAgentThatDiesEndsTheAgentsStepEverywhere) {
+  std::string spec = WriteSpec("slurm-agent-dies", "nodes = 3\n",
+                               "program = \"./rank.sh\"\nheartbeat_timeout = \"5m\"\n",
+                               /*fail_rank=*/"99");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  // The newest of a node's two is the agent, not the step's task waiting for it.
+  const std::string newest_agent = "$(pgrep -n -f 'bin/[f]leetplan-agent')";
+  for (int i : {0, 2}) {
+    ASSERT_THAT(ContainerExec(Host(i), absl::StrCat("kill -STOP ", newest_agent)), IsOk());
+  }
+  absl::Time killed = absl::Now();
+  ASSERT_THAT(ContainerExec(Host(1), absl::StrCat("kill -KILL ", newest_agent)), IsOk());
+  for (int i = 0; i < kNodes; ++i) {
+    for (const char* program : {"rank.sh", "bin/fleetplan-agent"}) {
+      EXPECT_THAT(ContainerProcessesMentioning(Host(i), program, absl::Seconds(20)), IsEmpty())
+          << Host(i);
+    }
+  }
+  // Slurm's record of the step goes a moment after its processes.
+  absl::StatusOr<std::string> steps;
+  do {
+    steps = RunScript("squeue --noheader --steps --format='%i %j'");
+    ASSERT_THAT(steps, IsOk());
+  } while (absl::StrContains(*steps, "fleetplan-agents") &&
+           absl::Now() - killed < absl::Seconds(30) &&
+           (absl::SleepFor(absl::Milliseconds(200)), true));
+  EXPECT_THAT(*steps, Not(HasSubstr("fleetplan-agents")));
+  EXPECT_LT(absl::Now() - killed, absl::Seconds(30));
 }
 
 // Last: it leaves the cluster a node short. A node killed while the job

@@ -1,8 +1,8 @@
 // apply end to end over ssh: three sshd nodes in containers (tests/testbed),
 // the real trainer across them with Gloo, host key checking, a key that no
 // node accepts, nodes that are down or hang, a re-apply that sends nothing,
-// the sync relay (the chief passes the files on; identical trees through
-// edits, deletions and renames; a receiver killed mid-sync),
+// the sync relay (the files pass along a chain of nodes; identical trees
+// through edits, deletions and renames; the middle node killed mid-sync),
 // [keys] distribute, and a killed rank that stops every node.
 //
 // The job is the trainer binary this test depends on, synced as a path
@@ -294,17 +294,24 @@ class SshApplyTest : public ::testing::Test {
     }
   }
 
-  // The relayed nodes' files crossed this machine's link not at all.
+  // The relayed nodes' files crossed this machine's link not at all; each
+  // node got them from the one before it (a chain).
   void ExpectRelayed(const std::string& output) {
     nlohmann::json sync = SyncEvent(output);
     ASSERT_TRUE(sync.is_object()) << output;
+    EXPECT_EQ(sync["nodes"].size(), kNodes) << output;
     for (const nlohmann::json& node : sync["nodes"]) {
       if (node["node"] == Node(0).name) {
-        EXPECT_EQ(node["via"], "direct") << node;
-        EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << node;
-      } else {
-        EXPECT_EQ(node["via"], "relay") << node;
-        EXPECT_EQ(node["uplink_bytes"], 0) << node;
+        EXPECT_EQ(node["via"], "direct") << output;
+        EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << output;
+        continue;
+      }
+      EXPECT_EQ(node["via"], "relay") << output;
+      EXPECT_EQ(node["uplink_bytes"], 0) << output;
+      for (int i = 1; i < kNodes; ++i) {
+        if (node["node"] == Node(i).name) {
+          EXPECT_EQ(node["from"], Node(i - 1).name) << output;
+        }
       }
     }
   }
@@ -424,24 +431,28 @@ TEST_F(SshApplyTest, NodesThatCannotReachTheChiefAreSyncedDirectlyAndSaySo) {
   ExpectSameTreeEverywhere();
 }
 
+// The middle of the chain (node 1, which node 2 fetches from while it
+// receives) is killed: its step fails naming it, node 2 gets the rest from
+// the chief and says so, and the next apply completes node 1.
 TEST_F(SshApplyTest, ARelayNodeKilledMidSyncFailsNamingItAndTheNextApplyCompletes) {
   WriteTree(48 << 20);
   std::string spec = WriteSpec({});
-  // Slow the way into node 2 (the host side of its veth), so that its
-  // fetch from the chief lasts long enough to be cut.
+  // Slow the way into node 1 (the host side of its veth), so that its
+  // fetch from the chief, and node 2's from it, last long enough to be cut.
   std::string veth = absl::StrCat(
-      "PATH=$PATH:/usr/sbin:/sbin; ip -o link | awk -F': ' -v i=$(docker exec ", Node(2).name,
+      "PATH=$PATH:/usr/sbin:/sbin; ip -o link | awk -F': ' -v i=$(docker exec ", Node(1).name,
       " cat /sys/class/net/eth0/iflink) '$1 == i { sub(/@.*/, \"\", $2); print $2 }'");
   ASSERT_THAT(RunScript(absl::StrCat("/usr/sbin/tc qdisc replace dev $(", veth,
                                      ") root tbf rate 40mbit burst 64kb latency 500ms")),
               IsOk());
   ToolResult apply;
   std::thread runner([&] { apply = Apply({spec}); });
-  // Killed as soon as its agent fetches from the chief.
+  // Killed once node 2 streams the large file from it.
   bool killed = false;
   for (absl::Time deadline = absl::Now() + absl::Seconds(60); !killed && absl::Now() < deadline;
        absl::SleepFor(absl::Milliseconds(50))) {
-    killed = Exec(2, absl::StrCat("pkill -9 -f '^", kWorkdir,
+    killed = Exec(2, absl::StrCat("test -s ", kWorkdir, "/big.bin.fleetplan-part")).ok() &&
+             Exec(1, absl::StrCat("pkill -9 -f '^", kWorkdir,
                                   "/\\.fleetplan/bin/fleetplan-agent.* --relay-from='"))
                  .ok();
   }
@@ -450,7 +461,11 @@ TEST_F(SshApplyTest, ARelayNodeKilledMidSyncFailsNamingItAndTheNextApplyComplete
 
   ASSERT_TRUE(killed) << apply.output;
   EXPECT_EQ(apply.status, 1) << apply.output;
-  EXPECT_THAT(apply.output, HasSubstr(NodeNamed(Node(2)) + ", phase sync")) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr(NodeNamed(Node(1)) + ", phase sync")) << apply.output;
+  EXPECT_THAT(apply.output, Not(HasSubstr(NodeNamed(Node(2)) + ", phase sync")))
+      << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("relay: falling back from " + Node(1).name))
+      << apply.output;
   ExpectNothingRunning();
 
   ToolResult again = Apply({spec});

@@ -7,7 +7,9 @@
 #include "absl/time/clock.h"
 #include "plugins/slurm/job_lookup.h"
 #include "plugins/slurm/slurm_commands.h"
+#include "plugins/slurm/temp_input.h"
 #include "tools/process/subprocess.h"
+#include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
@@ -99,19 +101,45 @@ absl::Status CheckCanAllocate(const SlurmSettings& settings, int count) {
 absl::StatusOr<Allocation> Allocate(const SlurmSettings& settings, const std::string& job_name,
                                     int count, const std::vector<std::string>& nodelist,
                                     absl::Duration wait) {
-  absl::StatusOr<std::string> granted =
-      RunClient(SallocArgv(settings, job_name, count, nodelist), wait);
-  if (absl::IsUnavailable(granted.status())) {
-    return absl::FailedPreconditionError(granted.status().message());
+  FP_ASSIGN_OR_RETURN(TempInput script, TempInput::Of(HolderScript()));
+  std::vector<std::string> argv = SbatchArgv(settings, job_name, count, nodelist);
+  argv.push_back(script.path());
+  absl::StatusOr<std::string> submitted = RunClient(argv);
+  if (absl::IsUnavailable(submitted.status())) {
+    return absl::FailedPreconditionError(submitted.status().message());
   }
-  if (!granted.ok()) return granted.status();
-  absl::StatusOr<std::optional<Allocation>> found = FindAllocation(job_name);
-  if (!found.ok()) return found.status();
-  if (!found->has_value()) {
-    return absl::UnavailableError(
-        absl::StrCat("salloc granted ", job_name, " but squeue does not show it running"));
+  if (!submitted.ok()) return submitted.status();
+  // "ID" or "ID;CLUSTER".
+  std::string job_id(absl::StripAsciiWhitespace(submitted->substr(0, submitted->find(';'))));
+  Allocation pending{job_id, {}, true};
+  // Granted when it runs: until then the holder waits in the queue.
+  absl::Time deadline = absl::Now() + wait;
+  for (;;) {
+    absl::StatusOr<std::optional<AllocationRow>> row = SqueueJob(job_id);
+    if (!row.ok()) return row.status();
+    if (!row->has_value()) {
+      return absl::UnavailableError(
+          absl::StrCat("job ", job_id, " (", job_name, ") left the queue before it ran"));
+    }
+    const AllocationRow& job = **row;
+    if (job.state == "RUNNING") {
+      absl::StatusOr<std::vector<std::string>> hosts = Hostnames(job.nodelist);
+      if (!hosts.ok()) return hosts.status();
+      return Allocation{job_id, *hosts, true};
+    }
+    if (job.state != "PENDING" && job.state != "CONFIGURING") {
+      CancelAllocation(pending).IgnoreError();
+      return absl::UnavailableError(
+          absl::StrCat("job ", job_id, " (", job_name, ") is ", job.state, ", not running"));
+    }
+    if (absl::Now() >= deadline) {
+      CancelAllocation(pending).IgnoreError();
+      return absl::DeadlineExceededError(absl::StrCat(
+          "job ", job_id, " (", job_name, ") was not granted within ",
+          absl::FormatDuration(wait), " (", job.nodelist, "); cancelled"));
+    }
+    absl::SleepFor(kPoll);
   }
-  return **found;
 }
 
 absl::Status CancelAllocation(const Allocation& allocation) {

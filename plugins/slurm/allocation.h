@@ -2,7 +2,8 @@
 #define FLEETPLAN_PLUGINS_SLURM_ALLOCATION_H_
 
 // A spec's Slurm allocation: found in squeue by its job name, obtained
-// with salloc --no-shell, cancelled with scancel. Runs the Slurm client
+// with sbatch (a batch script that holds it: HolderScript), cancelled with
+// scancel. Runs the Slurm client
 // commands on this machine (the login node), which reach the controller
 // through SLURM_CONF.
 
@@ -32,8 +33,9 @@ absl::StatusOr<std::optional<Allocation>> FindAllocation(const std::string& job_
 // FailedPrecondition naming an unknown partition or what it lacks.
 absl::Status CheckCanAllocate(const SlurmSettings& settings, int count);
 
-// salloc --no-shell; returns the granted allocation. `nodelist` (may be
-// empty) names the nodes. FailedPrecondition with salloc's words when it
+// sbatch of the holder script (HolderScript), waiting (up to `wait`)
+// until it runs; returns the granted allocation. `nodelist` (may be
+// empty) names the nodes. FailedPrecondition with sbatch's words when it
 // refuses, DeadlineExceeded when nothing was granted within `wait`.
 absl::StatusOr<Allocation> Allocate(const SlurmSettings& settings, const std::string& job_name,
                                     int count, const std::vector<std::string>& nodelist,

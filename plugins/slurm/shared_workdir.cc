@@ -4,7 +4,17 @@
 
 namespace fleetplan {
 
-absl::Status SharedWorkdir::Put(
+namespace {
+
+uint64_t SizeOf(const std::vector<FileToSend>& files) {
+  uint64_t bytes = 0;
+  for (const FileToSend& file : files) bytes += file.size;
+  return bytes;
+}
+
+}  // namespace
+
+absl::StatusOr<uint64_t> SharedWorkdir::Put(
     const std::vector<FileToSend>& files, const std::string& root,
     const std::function<absl::Status(const std::vector<FileToSend>&)>& put) {
   absl::MutexLock lock(&mu_);
@@ -19,7 +29,8 @@ absl::Status SharedWorkdir::Put(
     mu_.Unlock();
     absl::Status status = put(files);
     mu_.Lock();
-    return status;
+    if (!status.ok()) return status;
+    return SizeOf(files);
   }
   std::vector<FileToSend> missing;
   std::vector<std::string> keys;
@@ -30,10 +41,11 @@ absl::Status SharedWorkdir::Put(
     missing.push_back(file);
     keys.push_back(std::move(key));
   }
-  if (missing.empty()) return absl::OkStatus();
+  if (missing.empty()) return 0;
   absl::Status status = put(missing);
-  if (status.ok()) put_.insert(keys.begin(), keys.end());
-  return status;
+  if (!status.ok()) return status;
+  put_.insert(keys.begin(), keys.end());
+  return SizeOf(missing);
 }
 
 }  // namespace fleetplan

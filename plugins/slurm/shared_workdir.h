@@ -29,8 +29,9 @@ class SharedWorkdir {
 
   // Puts `files` under `root` through `put`, leaving out those already put
   // on a shared root. Calls from several hosts are serialised on a shared
-  // root, so the first sends and the others find it done.
-  absl::Status Put(const std::vector<FileToSend>& files, const std::string& root,
+  // root, so the first sends and the others find it done. Returns the bytes
+  // that went through `put`.
+  absl::StatusOr<uint64_t> Put(const std::vector<FileToSend>& files, const std::string& root,
                    const std::function<absl::Status(const std::vector<FileToSend>&)>& put)
       ABSL_LOCKS_EXCLUDED(mu_);
 

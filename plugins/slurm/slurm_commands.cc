@@ -21,12 +21,15 @@ std::string AllocationJobName(const ClusterSpec& spec) {
   return absl::StrCat("fleetplan-", spec.name);
 }
 
-std::vector<std::string> SallocArgv(const SlurmSettings& settings, const std::string& job_name,
+std::vector<std::string> SbatchArgv(const SlurmSettings& settings, const std::string& job_name,
                                     int count, const std::vector<std::string>& nodelist) {
-  std::vector<std::string> argv = {"salloc", "--no-shell", "--quiet",
+  // The holder's environment is the node's, not this machine's (its
+  // SLURM_CONF, say); its own output is nobody's.
+  std::vector<std::string> argv = {"sbatch", "--parsable",
                                    absl::StrCat("--job-name=", job_name),
                                    absl::StrCat("--nodes=", count),
-                                   "--ntasks-per-node=1"};
+                                   "--ntasks-per-node=1", "--export=NONE", "--chdir=/",
+                                   "--output=/dev/null"};
   if (!settings.partition.empty()) argv.push_back(absl::StrCat("--partition=", settings.partition));
   if (!settings.time.empty()) argv.push_back(absl::StrCat("--time=", settings.time));
   if (!settings.account.empty()) argv.push_back(absl::StrCat("--account=", settings.account));
@@ -34,7 +37,7 @@ std::vector<std::string> SallocArgv(const SlurmSettings& settings, const std::st
     argv.push_back(absl::StrCat("--gpus-per-node=", settings.gpus_per_node));
   }
   if (!nodelist.empty()) argv.push_back(absl::StrCat("--nodelist=", absl::StrJoin(nodelist, ",")));
-  argv.insert(argv.end(), settings.salloc.begin(), settings.salloc.end());
+  argv.insert(argv.end(), settings.sbatch.begin(), settings.sbatch.end());
   return argv;
 }
 
@@ -43,8 +46,7 @@ std::vector<std::string> SqueueArgv(const std::string& job_name) {
           "--format=%i %T %N"};
 }
 
-std::vector<std::string> StepArgv(const std::string& job_id, const std::string& host,
-                                  const CommandSpec& command) {
+std::string StepScript(const CommandSpec& command) {
   std::string script = absl::StrCat("export PATH=", kNodePath,
                                     "; export HOME=\"$(getent passwd \"$(id -u)\" | cut -d: -f6)\"; ");
   for (const auto& [name, value] : command.env) {
@@ -52,9 +54,99 @@ std::vector<std::string> StepArgv(const std::string& job_id, const std::string& 
   }
   if (!command.cwd.empty()) absl::StrAppend(&script, "cd ", ShellQuote(command.cwd), " && ");
   absl::StrAppend(&script, "exec /bin/sh -c ", ShellQuote(command.command));
+  return script;
+}
+
+std::vector<std::string> StepArgv(const std::string& job_id, const std::string& host,
+                                  const CommandSpec& command) {
   return {"srun",     absl::StrCat("--jobid=", job_id), absl::StrCat("--nodelist=", host),
           "--nodes=1", "--ntasks=1", "--overlap", "--kill-on-bad-exit=1", "--quiet",
-          "--chdir=/", "--export=NONE", "/bin/sh", "-c", script};
+          "--chdir=/", "--export=NONE", "/bin/sh", "-c", StepScript(command)};
+}
+
+std::string LaunchDir(const std::string& job_id) {
+  return absl::StrCat("/tmp/fleetplan-slurm-", job_id);
+}
+
+std::string HolderScript() {
+  return absl::StrCat(R"(#!/bin/sh
+# fleetplan: holds this allocation and starts, when apply asks, the launch
+# agents' job step, which then belongs to the allocation, not to apply.
+PATH=)", kNodePath, R"(
+export PATH
+d=/tmp/fleetplan-slurm-$SLURM_JOB_ID
+umask 077
+# The folder may be there already: apply's steps write the agents' scripts
+# in it, and Slurm may start this script after them.
+mkdir -p "$d" && [ -O "$d" ] || exit 1
+[ -p "$d/requests" ] || mkfifo "$d/requests" || exit 1
+# Held open for writing too: no end-of-file between two requests.
+exec 3<>"$d/requests"
+while read -r run <&3; do
+  case "$run" in '' | *[!A-Za-z0-9._-]*) continue ;; esac
+  if [ -f "$d/launch-$run.sh" ]; then
+    /bin/sh "$d/launch-$run.sh" </dev/null >"$d/launch-$run.log" 2>&1 &
+  fi
+done
+)");
+}
+
+std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id,
+                                 absl::Duration wait) {
+  std::string dir = ShellQuote(LaunchDir(job_id));
+  std::string script = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".sh"));
+  return absl::StrCat(
+      "i=0; until [ -p ", dir, "/requests ]; do i=$((i + 1)); if [ $i -gt ",
+      absl::ToInt64Milliseconds(wait) / 100, " ]; then echo \"$(hostname): job ", job_id,
+      " has no fleetplan batch script waiting in ", dir, " after ", absl::FormatDuration(wait),
+      "\" >&2; exit 1; fi; sleep 0.1; done; umask 077; cat >", script, ".tmp && mv -f ",
+      script, ".tmp ", script, " && echo ", ShellQuote(run_id), " >", dir, "/requests");
+}
+
+std::string AgentScriptPath(const std::string& job_id, const std::string& run_id,
+                            const std::string& host) {
+  return absl::StrCat(LaunchDir(job_id), "/agent-", run_id, "-", host, ".sh");
+}
+
+std::string AgentReportPath(const std::string& job_id, const std::string& run_id,
+                            const std::string& host) {
+  return absl::StrCat(LaunchDir(job_id), "/agent-", run_id, "-", host, ".report");
+}
+
+std::string AgentStepScript(const std::string& job_id, const std::vector<std::string>& hosts,
+                            const std::string& run_id) {
+  const size_t count = hosts.size();
+  std::vector<std::string> srun = {
+      "srun", absl::StrCat("--jobid=", job_id), "--job-name=fleetplan-agents",
+      absl::StrCat("--nodelist=", absl::StrJoin(hosts, ",")), absl::StrCat("--nodes=", count),
+      absl::StrCat("--ntasks=", count), "--ntasks-per-node=1", "--overlap",
+      "--kill-on-bad-exit=1", "--quiet", "--chdir=/", "--export=NONE", "/bin/sh", "-c",
+      absl::StrCat("exec /bin/sh ", LaunchDir(job_id), "/agent-", run_id,
+                   "-\"$SLURMD_NODENAME\".sh")};
+  std::vector<std::string> words;
+  for (const std::string& word : srun) words.push_back(ShellQuote(word));
+  std::string dir = ShellQuote(LaunchDir(job_id));
+  return absl::StrCat("# The launch agents of run ", run_id, ", one job step.\n",
+                      "PATH=", kNodePath, "\nexport PATH\nmkdir -p ", dir, "\n",
+                      absl::StrJoin(words, " "), "\necho $? >", dir, "/launch-", run_id,
+                      ".exit\n");
+}
+
+std::string AwaitAgentReportCommand(const std::string& job_id, const std::string& run_id,
+                                    const std::string& host, absl::Duration wait) {
+  std::string report = ShellQuote(AgentReportPath(job_id, run_id, host));
+  std::string ended = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".exit"));
+  std::string log = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".log"));
+  const int64_t tenths = absl::ToInt64Milliseconds(wait) / 100;
+  return absl::StrCat(
+      "i=0; until [ -f ", report, " ]; do\n",
+      "  if [ -f ", ended, " ]; then echo \"", host,
+      ": the launch agents' job step ended (srun exit $(cat ", ended,
+      ")) before this node's agent said anything:\"; cat ", log, " 2>/dev/null; exit 1; fi\n",
+      "  i=$((i + 1)); if [ $i -gt ", tenths, " ]; then echo \"", host,
+      ": no word from the launch agent within ", absl::FormatDuration(wait),
+      " of its job step's start (see squeue -s)\"; exit 1; fi\n",
+      "  sleep 0.1\ndone\ntail -n +2 ", report, "\nexit \"$(head -n 1 ", report, ")\"\n");
 }
 
 std::vector<std::string> EveryNodeArgv(const std::string& job_id,

@@ -13,21 +13,56 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using ::testing::Optional;
 
-TEST(SlurmCommandsTest, SallocAsksForWhatTheSettingsSay) {
+TEST(SlurmCommandsTest, SbatchAsksForWhatTheSettingsSay) {
   SlurmSettings settings;
   settings.partition = "gpu";
   settings.time = "04:00:00";
   settings.account = "ml";
   settings.gpus_per_node = 8;
-  settings.salloc = {"--qos=high"};
-  EXPECT_THAT(SallocArgv(settings, "fleetplan-x", 2, {"n1", "n2"}),
-              ElementsAre("salloc", "--no-shell", "--quiet", "--job-name=fleetplan-x",
-                          "--nodes=2", "--ntasks-per-node=1", "--partition=gpu",
-                          "--time=04:00:00", "--account=ml", "--gpus-per-node=8",
-                          "--nodelist=n1,n2", "--qos=high"));
-  EXPECT_THAT(SallocArgv(SlurmSettings{}, "j", 3, {}),
-              ElementsAre("salloc", "--no-shell", "--quiet", "--job-name=j", "--nodes=3",
-                          "--ntasks-per-node=1"));
+  settings.sbatch = {"--qos=high"};
+  EXPECT_THAT(SbatchArgv(settings, "fleetplan-x", 2, {"n1", "n2"}),
+              ElementsAre("sbatch", "--parsable", "--job-name=fleetplan-x",
+                          "--nodes=2", "--ntasks-per-node=1", "--export=NONE", "--chdir=/",
+                          "--output=/dev/null", "--partition=gpu", "--time=04:00:00",
+                          "--account=ml", "--gpus-per-node=8", "--nodelist=n1,n2",
+                          "--qos=high"));
+  EXPECT_THAT(SbatchArgv(SlurmSettings{}, "j", 3, {}),
+              ElementsAre("sbatch", "--parsable", "--job-name=j", "--nodes=3",
+                          "--ntasks-per-node=1", "--export=NONE", "--chdir=/",
+                          "--output=/dev/null"));
+}
+
+// The holder runs only launch scripts named plainly, from its own folder.
+TEST(SlurmCommandsTest, TheHolderRunsTheLaunchScriptsItIsToldOf) {
+  std::string holder = HolderScript();
+  EXPECT_THAT(holder, HasSubstr("d=/tmp/fleetplan-slurm-$SLURM_JOB_ID\n"));
+  EXPECT_THAT(holder, HasSubstr("mkfifo \"$d/requests\""));
+  EXPECT_THAT(holder, HasSubstr("*[!A-Za-z0-9._-]*) continue"));
+  EXPECT_THAT(holder, HasSubstr("/bin/sh \"$d/launch-$run.sh\" </dev/null"));
+  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)), HasSubstr("if [ $i -gt 20 ]"));
+  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)),
+              HasSubstr("cat >/tmp/fleetplan-slurm-42/launch-r1.sh.tmp && mv -f "
+                        "/tmp/fleetplan-slurm-42/launch-r1.sh.tmp "
+                        "/tmp/fleetplan-slurm-42/launch-r1.sh && echo r1 "
+                        ">/tmp/fleetplan-slurm-42/requests"));
+}
+
+// One task per host in one step that a failing task ends everywhere; each
+// task runs its own host's script.
+TEST(SlurmCommandsTest, TheAgentsStepIsOneTaskPerHostKilledOnABadExit) {
+  std::string script = AgentStepScript("42", {"n-0", "n-1"}, "r1");
+  EXPECT_THAT(script, HasSubstr("srun --jobid=42 --job-name=fleetplan-agents "
+                                "--nodelist=n-0,n-1 --nodes=2 --ntasks=2 --ntasks-per-node=1 "
+                                "--overlap --kill-on-bad-exit=1 "));
+  EXPECT_THAT(script,
+              HasSubstr("'exec /bin/sh /tmp/fleetplan-slurm-42/agent-r1-\"$SLURMD_NODENAME\".sh'"));
+  EXPECT_THAT(script, HasSubstr("echo $? >/tmp/fleetplan-slurm-42/launch-r1.exit"));
+  EXPECT_EQ(AgentScriptPath("42", "r1", "n-1"), "/tmp/fleetplan-slurm-42/agent-r1-n-1.sh");
+  std::string await = AwaitAgentReportCommand("42", "r1", "n-1", absl::Seconds(3));
+  EXPECT_THAT(await, HasSubstr("until [ -f /tmp/fleetplan-slurm-42/agent-r1-n-1.report ]"));
+  EXPECT_THAT(await, HasSubstr("if [ $i -gt 30 ]"));
+  EXPECT_THAT(await,
+              HasSubstr("exit \"$(head -n 1 /tmp/fleetplan-slurm-42/agent-r1-n-1.report)\""));
 }
 
 TEST(SlurmCommandsTest, AStepRunsOneTaskOnItsHostInTheNodesEnvironment) {

@@ -1,16 +1,15 @@
 #include "plugins/slurm/slurm_connection.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "plugins/docker/tar_stream.h"
 #include "plugins/relative_path.h"
+#include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/slurm_commands.h"
+#include "plugins/slurm/temp_input.h"
 #include "tools/process/files.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
@@ -30,36 +29,18 @@ std::string JoinedArgv(const std::vector<std::string>& argv) {
   return absl::StrJoin(words, " ");
 }
 
-// A file on this machine holding `content`, removed with the object.
-class TempInput {
- public:
-  static absl::StatusOr<TempInput> Of(absl::string_view content) {
-    const char* tmp = getenv("TMPDIR");
-    std::string path = absl::StrCat(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp",
-                                    "/fleetplan-slurm-XXXXXX");
-    int fd = mkstemp(path.data());
-    if (fd < 0) return absl::InternalError(absl::StrCat("cannot create ", path));
-    close(fd);
-    FP_RETURN_IF_ERROR(WriteFileAtomic(path, content, 0600));
-    return TempInput(path);
-  }
-  TempInput(TempInput&& other) : path_(std::move(other.path_)) { other.path_.clear(); }
-  ~TempInput() {
-    if (!path_.empty()) unlink(path_.c_str());
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  explicit TempInput(std::string path) : path_(std::move(path)) {}
-  std::string path_;
-};
-
 }  // namespace
 
 absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
                                          const OutputCallback& on_output,
                                          const absl::Notification* cancel) {
   snapshot_.reset();
+  if (command.launches_agent) {
+    if (agents_ == nullptr) {
+      return absl::InternalError(absl::StrCat(host_, ": this connection cannot launch agents"));
+    }
+    return agents_->Launch(*this, host_, command, on_output, cancel);
+  }
   CommandSpec srun;
   srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, command)));
   srun.hold_stdin = command.hold_stdin;
@@ -84,6 +65,13 @@ absl::StatusOr<int> SlurmConnection::RunWithInput(const std::string& command,
         " (is the node down? see sinfo -N)"));
   }
   return status;
+}
+
+absl::StatusOr<int> SlurmConnection::RunWithStdin(const std::string& command,
+                                                  absl::string_view input, std::string* output,
+                                                  absl::Duration timeout) {
+  FP_ASSIGN_OR_RETURN(TempInput file, TempInput::Of(input));
+  return RunWithInput(command, file.path(), output, timeout);
 }
 
 std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(
@@ -165,12 +153,21 @@ absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_vie
 
 absl::Status SlurmConnection::PutFiles(const std::vector<FileToSend>& files,
                                        const std::string& remote_root) {
-  if (files.empty()) return absl::OkStatus();
+  return PutFilesCounting(files, remote_root).status();
+}
+
+absl::StatusOr<uint64_t> SlurmConnection::PutFilesCounting(const std::vector<FileToSend>& files,
+                                                           const std::string& remote_root) {
+  if (files.empty()) return 0;
   snapshot_.reset();
   auto put = [&](const std::vector<FileToSend>& missing) {
     return PutFilesNow(missing, remote_root);
   };
-  return shared_ != nullptr ? shared_->Put(files, remote_root, put) : put(files);
+  if (shared_ != nullptr) return shared_->Put(files, remote_root, put);
+  FP_RETURN_IF_ERROR(put(files));
+  uint64_t bytes = 0;
+  for (const FileToSend& file : files) bytes += file.size;
+  return bytes;
 }
 
 absl::Status SlurmConnection::PutFilesNow(const std::vector<FileToSend>& files,

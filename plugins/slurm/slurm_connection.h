@@ -5,7 +5,9 @@
 // and file write is a job step (srun --jobid --nodelist --overlap) run from
 // this machine, its stdin and output carried by Slurm. The srun processes
 // are children of apply as the local transport runs them, so cancelling a
-// step is signalling srun, which signals the task.
+// step is signalling srun, which signals the task. The launch of an agent
+// is the exception: it joins the other nodes' in one job step that outlives
+// apply (agent_step.h).
 
 #include <memory>
 #include <string>
@@ -17,6 +19,7 @@
 
 namespace fleetplan {
 
+class AgentStep;
 class SharedWorkdir;
 
 class SlurmConnection : public Connection {
@@ -24,10 +27,13 @@ class SlurmConnection : public Connection {
   // `shared` (may be null) is the allocation's one record of what was put
   // on a workdir every host sees; it must outlive the connection.
   // `snapshot`: the node's state folder as read already (state_snapshot.h).
+  // `agents` (may be null: launches are refused) starts the launch agents
+  // together; it must outlive the connection.
   SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared,
-                  std::optional<StateSnapshot> snapshot = std::nullopt)
+                  std::optional<StateSnapshot> snapshot = std::nullopt,
+                  AgentStep* agents = nullptr)
       : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared),
-        snapshot_(std::move(snapshot)) {}
+        agents_(agents), snapshot_(std::move(snapshot)) {}
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;
@@ -38,6 +44,8 @@ class SlurmConnection : public Connection {
   // not sent again.
   absl::Status PutFiles(const std::vector<FileToSend>& files,
                         const std::string& remote_root) override;
+  absl::StatusOr<uint64_t> PutFilesCounting(const std::vector<FileToSend>& files,
+                                            const std::string& remote_root) override;
   absl::Status RemoveFiles(const std::string& remote_root,
                            const std::vector<std::string>& paths) override;
 
@@ -46,6 +54,10 @@ class SlurmConnection : public Connection {
   // that hangs (its node died, and srun waits for Slurm to notice) is
   // stopped after `timeout`: DeadlineExceeded naming the host.
   absl::StatusOr<int> RunWithInput(const std::string& command, const std::string& stdin_file,
+                                   std::string* output,
+                                   absl::Duration timeout = absl::Seconds(60));
+  // RunWithInput with `input` as the command's stdin.
+  absl::StatusOr<int> RunWithStdin(const std::string& command, absl::string_view input,
                                    std::string* output,
                                    absl::Duration timeout = absl::Seconds(60));
 
@@ -60,6 +72,7 @@ class SlurmConnection : public Connection {
   std::string job_id_;
   std::string host_;
   SharedWorkdir* shared_;
+  AgentStep* agents_;
   LocalConnection local_;
   // Dropped by anything that may change the node's files.
   std::optional<StateSnapshot> snapshot_;

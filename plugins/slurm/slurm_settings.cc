@@ -14,15 +14,18 @@ constexpr char kTable[] = "slurm";
 // More nodes than any partition of this decade; a typo's zeros stop here.
 constexpr int kMaxNodes = 100000;
 
-// Slurm's own spellings: a partition or account name, and salloc --time
-// ("minutes", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS").
+// Slurm's own spellings: a partition or account name, and --time
+// ("minutes", "MM:SS", "HH:MM:SS", "D-HH", "D-HH:MM", "D-HH:MM:SS", and no
+// limit as "UNLIMITED", "INFINITE" or -1, in any case, as Slurm's
+// time_str2mins reads them).
 bool IsSlurmName(const std::string& value) {
   static const RE2* pattern = new RE2(R"([A-Za-z0-9_][A-Za-z0-9_.\-]*)");
   return RE2::FullMatch(value, *pattern);
 }
 bool IsSlurmTime(const std::string& value) {
   static const RE2* pattern =
-      new RE2(R"((\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2}|UNLIMITED|INFINITE))");
+      new RE2(R"((?i)(\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+(:\d{1,2}){0,2})"
+              R"(|-1|unlimited|infinite))");
   return RE2::FullMatch(value, *pattern);
 }
 
@@ -37,7 +40,8 @@ class SlurmSettingsParser : public TransportSettingsParser {
       return settings;
     }
     reader.CheckKeys(*table, "slurm.",
-                     {"partition", "nodes", "time", "account", "gpus_per_node", "salloc"});
+                     {"partition", "nodes", "time", "account", "gpus_per_node", "sbatch",
+                      "salloc"});
     ReadName(*table, "partition", reader, &settings->partition);
     ReadName(*table, "account", reader, &settings->account);
     if (const toml::node* node = table->get("time")) {
@@ -52,21 +56,37 @@ class SlurmSettingsParser : public TransportSettingsParser {
     }
     settings->nodes = ReadCount(*table, "nodes", 1, kMaxNodes, reader);
     settings->gpus_per_node = ReadCount(*table, "gpus_per_node", 0, 1024, reader);
-    if (const toml::node* node = table->get("salloc")) {
-      std::vector<std::string> options = reader.StringList(*node, "slurm.salloc").value_or(
-          std::vector<std::string>{});
-      for (const std::string& option : options) {
-        if (option.rfind("-", 0) != 0) {
-          reader.Error(*node, "slurm.salloc",
-                       absl::StrCat("\"", option, "\" is not an option (expected \"--name=value\")"));
-        }
-      }
-      settings->salloc = options;
-    }
+    ReadAllocationOptions(*table, reader, &settings->sbatch);
     return settings;
   }
 
  private:
+  // `sbatch = [...]` or its older name `salloc` (not both): options as
+  // written, each "--name=value".
+  static void ReadAllocationOptions(const toml::table& table, TomlReader& reader,
+                                    std::vector<std::string>* out) {
+    const toml::node* sbatch = table.get("sbatch");
+    const toml::node* salloc = table.get("salloc");
+    if (sbatch != nullptr && salloc != nullptr) {
+      reader.Error(*salloc, "slurm.salloc",
+                   "give the allocation options once, as slurm.sbatch (salloc is its older name)");
+      return;
+    }
+    const toml::node* node = sbatch != nullptr ? sbatch : salloc;
+    if (node == nullptr) return;
+    const std::string key = sbatch != nullptr ? "slurm.sbatch" : "slurm.salloc";
+    std::vector<std::string> options =
+        reader.StringList(*node, key).value_or(std::vector<std::string>{});
+    for (const std::string& option : options) {
+      if (option.rfind("-", 0) != 0) {
+        reader.Error(*node, key,
+                     absl::StrCat("\"", option, "\" is not an option (expected \"--name=value\")"));
+        return;
+      }
+    }
+    *out = options;
+  }
+
   static void ReadName(const toml::table& table, const char* key, TomlReader& reader,
                        std::string* out) {
     const toml::node* node = table.get(key);
@@ -106,7 +126,7 @@ std::vector<std::pair<std::string, std::string>> SlurmSettings::Describe() const
           {"slurm.time", time},
           {"slurm.account", account},
           {"slurm.gpus_per_node", absl::StrCat(gpus_per_node)},
-          {"slurm.salloc", absl::StrJoin(salloc, "\x1f")}};
+          {"slurm.sbatch", absl::StrJoin(sbatch, "\x1f")}};
 }
 
 std::string PlaceholderNodeName(int index) { return absl::StrCat("slurm-", index); }

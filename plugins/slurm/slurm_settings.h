@@ -17,10 +17,13 @@ class SlurmSettings : public TransportSettings {
  public:
   std::string partition;           // empty: the cluster's default partition
   int nodes = 0;                   // a count (nodes named "slurm-<i>" until allocated); 0: [[nodes]]
-  std::string time;                // salloc --time; empty: the partition's default
-  std::string account;             // salloc --account; empty: the user's default
-  int gpus_per_node = 0;           // salloc --gpus-per-node; 0: none asked for
-  std::vector<std::string> salloc; // more salloc options, as written ("--qos=high")
+  std::string time;                // sbatch --time; empty: the partition's default
+  std::string account;             // sbatch --account; empty: the user's default
+  int gpus_per_node = 0;           // sbatch --gpus-per-node; 0: none asked for
+  // More allocation options as written ("--qos=high"), given to sbatch:
+  // `sbatch = [...]`, or `salloc = [...]` (the same options; the name the
+  // key had when allocations were made with salloc).
+  std::vector<std::string> sbatch;
 
   std::vector<std::pair<std::string, std::string>> Describe() const override;
   // "slurm-0" .. "slurm-<nodes-1>": what the plan shows until apply has the

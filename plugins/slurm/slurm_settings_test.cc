@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/spec/spec_parser.h"
@@ -35,7 +36,7 @@ TEST(SlurmSettingsTest, ACountGivesPlaceholderNodesTheFirstOfWhichIsChief) {
       ClusterSpec spec,
       ParseSpec(std::string(kHead) + "partition = \"gpu\"\nnodes = 3\ntime = \"1-02:00:00\"\n"
                                      "account = \"ml\"\ngpus_per_node = 8\n"
-                                     "salloc = [\"--qos=high\"]\n",
+                                     "sbatch = [\"--qos=high\"]\n",
                 kPath));
   ASSERT_EQ(spec.nodes.size(), 3u);
   EXPECT_EQ(spec.nodes[0].name, "slurm-0");
@@ -49,7 +50,20 @@ TEST(SlurmSettingsTest, ACountGivesPlaceholderNodesTheFirstOfWhichIsChief) {
   EXPECT_EQ(settings.time, "1-02:00:00");
   EXPECT_EQ(settings.account, "ml");
   EXPECT_EQ(settings.gpus_per_node, 8);
-  EXPECT_THAT(settings.salloc, ElementsAre("--qos=high"));
+  EXPECT_THAT(settings.sbatch, ElementsAre("--qos=high"));
+}
+
+// `salloc` is the older name of the same list; one of the two, not both.
+TEST(SlurmSettingsTest, AllocationOptionsUnderEitherNameOnce) {
+  FP_ASSERT_OK_AND_ASSIGN(
+      ClusterSpec spec,
+      ParseSpec(std::string(kHead) + "nodes = 2\nsalloc = [\"--exclusive\"]\n", kPath));
+  EXPECT_THAT(SlurmSettingsOf(spec).sbatch, ElementsAre("--exclusive"));
+  EXPECT_THAT(ErrorOf("nodes = 2\nsbatch = [\"--qos=a\"]\nsalloc = [\"--qos=b\"]\n"),
+              HasSubstr("slurm.toml:10:10: error: slurm.salloc: give the allocation options "
+                        "once, as slurm.sbatch"));
+  EXPECT_THAT(ErrorOf("nodes = 2\nsbatch = [\"qos=a\"]\n"),
+              HasSubstr("slurm.toml:9:10: error: slurm.sbatch: \"qos=a\" is not an option"));
 }
 
 TEST(SlurmSettingsTest, NamedNodesNeedNoCount) {
@@ -67,6 +81,17 @@ TEST(SlurmSettingsTest, ACountAndNamedNodesTogetherAreRefused) {
   std::string error = ErrorOf("nodes = 2\n[[nodes]]\naddress = \"n1\"\n");
   EXPECT_THAT(error, HasSubstr("/specs/slurm.toml:9:1"));
   EXPECT_THAT(error, HasSubstr("give a count or name the nodes in [[nodes]], not both"));
+}
+
+// Slurm reads "no limit" in any case, and -1 too (time_str2secs).
+TEST(SlurmSettingsTest, TimeTakesSlurmsSpellingsInAnyCase) {
+  for (const char* time : {"unlimited", "Infinite", "UNLIMITED", "-1", "90", "1-0", "2:30"}) {
+    absl::StatusOr<ClusterSpec> spec = ParseSpec(
+        absl::StrCat(kHead, "nodes = 2\ntime = \"", time, "\"\n"), kPath);
+    ASSERT_THAT(spec, IsOk()) << time;
+    EXPECT_EQ(SlurmSettingsOf(*spec).time, time);
+  }
+  EXPECT_THAT(ErrorOf("nodes = 3\ntime = \"forever\"\n"), HasSubstr("not a Slurm time limit"));
 }
 
 TEST(SlurmSettingsTest, BadValuesAreNamedAtTheirPosition) {
@@ -88,7 +113,7 @@ TEST(SlurmSettingsTest, DescribeCoversEverySetting) {
   std::vector<std::string> names;
   for (const auto& [name, value] : settings.Describe()) names.push_back(name);
   EXPECT_THAT(names, ElementsAre("slurm.partition", "slurm.nodes", "slurm.time", "slurm.account",
-                                 "slurm.gpus_per_node", "slurm.salloc"));
+                                 "slurm.gpus_per_node", "slurm.sbatch"));
 }
 
 }  // namespace

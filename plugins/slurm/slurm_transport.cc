@@ -1,6 +1,7 @@
 #include "plugins/slurm/slurm_transport.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "absl/strings/match.h"
@@ -18,7 +19,7 @@ namespace fleetplan {
 namespace {
 
 constexpr char kName[] = "slurm";
-// How long apply waits for salloc to grant the allocation.
+// How long apply waits for the allocation to be granted (the job to run).
 constexpr absl::Duration kAllocationWait = absl::Minutes(30);
 
 std::vector<NodeSpec*> SlurmNodes(ClusterSpec& spec) {
@@ -27,6 +28,16 @@ std::vector<NodeSpec*> SlurmNodes(ClusterSpec& spec) {
     if (node.transport == kName) nodes.push_back(&node);
   }
   return nodes;
+}
+
+// The hosts of the spec's Slurm nodes, one launch agent each (the spec
+// refuses two nodes with one address).
+size_t SlurmHostCount(const ClusterSpec& spec) {
+  std::set<std::string> hosts;
+  for (const NodeSpec& node : spec.nodes) {
+    if (node.transport == kName) hosts.insert(node.address);
+  }
+  return hosts.size();
 }
 
 // Whether `root` is one filesystem for every host: a marker written from
@@ -85,15 +96,16 @@ absl::Status SlurmTransport::ValidateNode(const ClusterSpec& spec, const NodeSpe
   return absl::OkStatus();
 }
 
-SlurmTransport::Known* SlurmTransport::Remember(const std::string& job_name,
+SlurmTransport::Known* SlurmTransport::Remember(const ClusterSpec& spec,
                                                 Allocation allocation) {
   auto known = std::make_unique<Known>();
   known->allocation = std::move(allocation);
   const Allocation* held = &known->allocation;
   known->shared = std::make_unique<SharedWorkdir>(
       [held](const std::string& root) { return ProbeShared(*held, root); });
+  known->agents = std::make_unique<AgentStep>(held, static_cast<int>(SlurmHostCount(spec)));
   Known* raw = known.get();
-  known_[job_name] = std::move(known);
+  known_[AllocationJobName(spec)] = std::move(known);
   return raw;
 }
 
@@ -104,7 +116,7 @@ absl::StatusOr<SlurmTransport::Known*> SlurmTransport::Find(const ClusterSpec& s
   absl::StatusOr<std::optional<Allocation>> found = FindAllocation(job_name);
   if (!found.ok()) return found.status();
   if (!found->has_value()) return nullptr;
-  return Remember(job_name, **std::move(found));
+  return Remember(spec, **std::move(found));
 }
 
 absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOptions& options) {
@@ -130,7 +142,7 @@ absl::Status SlurmTransport::ResolveNodes(ClusterSpec& spec, const TransportOpti
     absl::StatusOr<Allocation> allocation = Allocate(
         settings, AllocationJobName(spec), static_cast<int>(nodes.size()), named, kAllocationWait);
     if (!allocation.ok()) return allocation.status();
-    known = Remember(AllocationJobName(spec), *std::move(allocation));
+    known = Remember(spec, *std::move(allocation));
   }
   const Allocation& allocation = (*known)->allocation;
   if (allocation.hosts.size() < nodes.size()) {
@@ -185,7 +197,8 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
     (*known)->snapshots.erase(taken);
   }
   return std::make_unique<SlurmConnection>(allocation.job_id, node.address,
-                                           (*known)->shared.get(), std::move(snapshot));
+                                           (*known)->shared.get(), std::move(snapshot),
+                                           (*known)->agents.get());
 }
 
 absl::Status SlurmTransport::Release(const ClusterSpec& spec) {

@@ -2,11 +2,12 @@
 #define FLEETPLAN_PLUGINS_SLURM_SLURM_TRANSPORT_H_
 
 // The `slurm` transport: the nodes are the hosts of a Slurm allocation.
-// apply obtains it (salloc --no-shell, job name "fleetplan-<spec name>"),
-// or uses the one it runs inside (SLURM_JOB_ID); placeholder nodes
-// ([slurm] nodes = N) take the allocated hostnames, named [[nodes]] are
-// asked for by name. Every step runs as a job step on its node
-// (slurm_connection.h). A failed apply and apply --destroy cancel the
+// apply obtains it (sbatch of a batch script that holds it, job name
+// "fleetplan-<spec name>"), or uses the one it runs inside (SLURM_JOB_ID);
+// placeholder nodes ([slurm] nodes = N) take the allocated hostnames, named
+// [[nodes]] are asked for by name. Every step runs as a job step on its node
+// (slurm_connection.h); the launch agents, as one job step of their own
+// (agent_step.h). A failed apply and apply --destroy cancel the
 // allocation (scancel). Nothing is kept on this machine: later commands
 // find the allocation in squeue by its job name.
 
@@ -16,6 +17,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/allocation.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/state_snapshot.h"
@@ -43,6 +45,8 @@ class SlurmTransport : public Transport {
   struct Known {
     Allocation allocation;
     std::unique_ptr<SharedWorkdir> shared;
+    // The launch agents of the spec's nodes, started as one job step.
+    std::unique_ptr<AgentStep> agents;
     // Each node's state folder as the first Connect read it for all of
     // them in one step; a node's connection takes its own.
     bool snapshotted = false;
@@ -50,7 +54,7 @@ class SlurmTransport : public Transport {
   };
   // The spec's allocation, from memory or squeue; nullptr when none.
   absl::StatusOr<Known*> Find(const ClusterSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Known* Remember(const std::string& job_name, Allocation allocation)
+  Known* Remember(const ClusterSpec& spec, Allocation allocation)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   absl::Mutex mu_;

@@ -20,11 +20,28 @@
 # every node is idle in partition `debug`. Containers and the network carry
 # the label fleetplan.testbed=PREFIX; `down` removes what has it.
 # Needs a daemon (dockerd.sh ensure) at $DOCKER_HOST.
+#
+# FLEETPLAN_SLURM_PROCTRACK=cgroup (default linuxproc) makes slurmd track
+# each job step's processes in a freezer cgroup (ProctrackType=
+# proctrack/cgroup, as production clusters run), so the end of a step ends
+# every process it started, detached or not. It needs this machine's cgroup
+# v1 freezer hierarchy, writable: each node gets a folder of its own there
+# (/sys/fs/cgroup/freezer/fleetplan-PREFIX-I), bind-mounted as the node's
+# freezer root, so three slurmd on one machine do not share job cgroups.
+# `up` exits 3 naming what is missing when there is no such hierarchy
+# (cgroup v2 only: slurmd's cgroup/v2 plugin wants systemd or a delegated
+# tree, which these containers do not have).
 set -eu
 PATH="$PATH:/usr/sbin:/sbin:/usr/local/bin"
 
 here="$(cd "$(dirname "$0")" && pwd)"
 base="${FLEETPLAN_TESTBED_DIR:-/var/tmp/fleetplan-testbed}"
+proctrack="${FLEETPLAN_SLURM_PROCTRACK:-linuxproc}"
+case "$proctrack" in
+  linuxproc | cgroup) ;;
+  *) echo "slurm_cluster.sh: FLEETPLAN_SLURM_PROCTRACK=$proctrack: expected linuxproc or cgroup" >&2
+     exit 2 ;;
+esac
 
 usage() {
   echo "usage: slurm_cluster.sh up N PREFIX [IMAGE] | down PREFIX" >&2
@@ -61,19 +78,19 @@ EOF
 }
 
 # slurm.conf for a cluster: the settings that matter in containers
-# (root as SlurmUser, linuxproc tracking, no task plugin, no accounting),
-# short timeouts so a lost node is noticed within seconds.
+# (root as SlurmUser, linuxproc or cgroup tracking, no task plugin, no
+# accounting), short timeouts so a lost node is noticed within seconds.
 write_slurm_conf() {
   conf="$1" prefix="$2" ctl_ip="$3" auth_socket="$4" nodes_file="$5"
   {
     echo "ClusterName=fleetplan"
     echo "SlurmctldHost=$prefix-ctl($ctl_ip)"
+    echo "ProctrackType=proctrack/$proctrack"
     cat <<'EOF'
 SlurmUser=root
 SlurmdUser=root
 AuthType=auth/munge
 CredType=cred/munge
-ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
@@ -103,6 +120,30 @@ EOF
   mv "$conf.tmp" "$conf"
 }
 
+# cgroup.conf for proctrack/cgroup: the v1 freezer hierarchy the node's
+# container mounts; nothing constrained (no task/cgroup), nothing mounted
+# by slurmd itself.
+write_cgroup_conf() {
+  cat >"$1.tmp" <<'EOF'
+CgroupPlugin=cgroup/v1
+CgroupAutomount=no
+CgroupMountpoint=/sys/fs/cgroup
+ConstrainCores=no
+ConstrainRAMSpace=no
+ConstrainDevices=no
+EOF
+  mv "$1.tmp" "$1"
+}
+
+freezer_root="/sys/fs/cgroup/freezer"
+
+# The node's own folder in this machine's freezer hierarchy, as mount options.
+freezer_mount() {
+  [ "$proctrack" = cgroup ] || return 0
+  mkdir -p "$freezer_root/fleetplan-$1"
+  printf -- '--mount type=bind,source=%s,target=%s ' "$freezer_root/fleetplan-$1" "$freezer_root"
+}
+
 ip_of() {
   docker container inspect --format \
     "{{(index .NetworkSettings.Networks \"$2\").IPAddress}}" "$1"
@@ -115,7 +156,7 @@ start_container() {
   docker run -d --name "$name" --hostname "$name" --network "$net" \
     --label "fleetplan.testbed=$prefix" \
     -v "$dir/etc:/etc/fleetplan-slurm:ro" -v "$dir/shared:/shared" \
-    $(mounts) --entrypoint /usr/bin/tini "$image" -- /bin/sh /etc/fleetplan-slurm/start.sh "$role" \
+    $(mounts) $(freezer_mount "$name") --entrypoint /usr/bin/tini "$image" -- /bin/sh /etc/fleetplan-slurm/start.sh "$role" \
     >/dev/null
 }
 
@@ -123,6 +164,11 @@ up() {
   n="$1" prefix="$2" image="${3:-fleetplan-node:latest}"
   dir="$base/$prefix"
   net="$prefix-net"
+  if [ "$proctrack" = cgroup ] && ! { [ -d "$freezer_root" ] && [ -w "$freezer_root" ]; }; then
+    echo "slurm_cluster.sh: proctrack/cgroup needs a writable cgroup v1 freezer hierarchy at" \
+      "$freezer_root; this machine has none" >&2
+    exit 3
+  fi
   "$here/node_image.sh" "$image" >/dev/null
   mkdir -p "$dir/etc" "$dir/shared" "$dir/login"
   chmod 700 "$dir" "$dir/login"
@@ -154,6 +200,7 @@ up() {
       --log-file="$dir/login/munged.log"
   fi
   write_slurm_conf "$dir/login/slurm.conf" "$prefix" "$ctl_ip" "$dir/login/munge.sock" "$dir/nodes"
+  write_cgroup_conf "$dir/etc/cgroup.conf"
   write_slurm_conf "$dir/etc/slurm.conf" "$prefix" "$ctl_ip" /run/munge/munge.socket.2 "$dir/nodes"
   wait_idle "$dir/login/slurm.conf" "$n"
   echo "$dir/login/slurm.conf"
@@ -183,6 +230,10 @@ down() {
   if [ -f "$dir/login/munged.pid" ]; then
     kill "$(cat "$dir/login/munged.pid")" 2>/dev/null || true
   fi
+  # The nodes' freezer folders, emptied by the containers' end.
+  for cg in "$freezer_root/fleetplan-$prefix"-*; do
+    if [ -d "$cg" ]; then find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true; fi
+  done
   rm -rf "${base:?}/$prefix"
 }
 

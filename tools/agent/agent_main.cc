@@ -10,7 +10,10 @@
 // (node_agent.h). Exits with the job's status: 0 when every rank of every
 // node succeeded, else that of the first failing rank; 2 for bad usage.
 // With --detach it runs on in its own session and the command returns 0
-// once this node's ranks have started.
+// once this node's ranks have started. With $FLEETPLAN_LAUNCH_REPORT set
+// too, that word goes to the file it names (first line the status), and the
+// command stays until the agent ends, exiting with its status: the task of a
+// Slurm job step, whose end would end the agent with it.
 //
 // For `logs` and `stop`, on the node (job_files.h):
 //
@@ -41,18 +44,23 @@
 //   fleetplan-agent --apply-session
 //
 // and the sync relay (relay.h): the chief serves its synced tree, the
-// others fetch what they lack from it and check their tree:
+// others fetch what they lack from their parent in the relay chain (the
+// chief when it fails), pass it on to their own child as it arrives, and
+// check their tree:
 //
 //   fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P
 //       --relay-expect=N [--watch-stdin]
 //   fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT
-//       --manifest=PATH [--relay-expect-digest=HEX] [--relay-all]
+//       --manifest=PATH [--relay-fallback=HOST:P --relay-fallback-node=NAME]
+//       [--relay-port=P --relay-expect=N] [--relay-expect-digest=HEX] [--relay-all]
 
 #include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -63,6 +71,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tools/agent/apply_session.h"
@@ -140,13 +149,21 @@ ABSL_FLAG(std::string, manifest, "",
 ABSL_FLAG(std::string, relay_serve, "",
           "Relay: serve this synced folder to the other nodes' agents and exit once "
           "--relay-expect were served or stdin (--watch-stdin) ends.");
-ABSL_FLAG(int, relay_port, 0, "Relay: the port --relay-serve listens on.");
-ABSL_FLAG(int, relay_expect, 1, "Relay: receivers --relay-serve waits for.");
+ABSL_FLAG(int, relay_port, 0,
+          "Relay: the port --relay-serve listens on; with --relay-from, the port this node "
+          "serves its children on while it receives.");
+ABSL_FLAG(int, relay_expect, 1,
+          "Relay: receivers --relay-serve waits for; with --relay-from and --relay-port, "
+          "this node's children.");
 ABSL_FLAG(std::string, relay_from, "",
-          "Relay: fetch what this node lacks from the relay server at HOST:PORT into "
-          "--relay-root, record --manifest and check the tree; exit 75 when it cannot be "
-          "reached.");
-ABSL_FLAG(std::string, relay_from_node, "", "Relay: the serving node's name, for messages.");
+          "Relay: fetch what this node lacks from the relay server at HOST:PORT (its parent) "
+          "into --relay-root, record --manifest and check the tree; exit 75 when neither it "
+          "nor --relay-fallback can be reached.");
+ABSL_FLAG(std::string, relay_from_node, "", "Relay: the parent's node name, for messages.");
+ABSL_FLAG(std::string, relay_fallback, "",
+          "Relay: HOST:PORT to fetch the rest from when --relay-from cannot be reached or "
+          "breaks off (the chief).");
+ABSL_FLAG(std::string, relay_fallback_node, "", "Relay: the fallback's node name.");
 ABSL_FLAG(std::string, relay_root, "", "Relay: where --relay-from writes.");
 ABSL_FLAG(std::string, relay_expect_digest, "",
           "Relay: the digest of the manifest apply synced; another one fails.");
@@ -226,8 +243,12 @@ std::optional<int> RunRelay() {
   }
   if (std::string from = absl::GetFlag(FLAGS_relay_from); !from.empty()) {
     fleetplan::RelayReceiveOptions options;
-    options.from = from;
-    options.from_node = absl::GetFlag(FLAGS_relay_from_node);
+    options.sources.push_back({from, absl::GetFlag(FLAGS_relay_from_node)});
+    if (std::string fallback = absl::GetFlag(FLAGS_relay_fallback); !fallback.empty()) {
+      options.sources.push_back({fallback, absl::GetFlag(FLAGS_relay_fallback_node)});
+    }
+    options.serve_port = absl::GetFlag(FLAGS_relay_port);
+    options.serve_expect = absl::GetFlag(FLAGS_relay_expect);
     options.root = absl::GetFlag(FLAGS_relay_root);
     options.manifest_path = absl::GetFlag(FLAGS_manifest);
     options.expect_digest = absl::GetFlag(FLAGS_relay_expect_digest);
@@ -291,11 +312,59 @@ std::string LastLines(const std::string& path, size_t lines) {
   return absl::StrJoin(all.begin() + from, all.end(), "\n");
 }
 
+// What a detached launch says, to `report` when it is a job step's task
+// (stdout and stderr otherwise): its status on the first line, then the
+// words. False when the report cannot be written.
+bool SayLaunched(const std::string& report, int status, const std::string& words) {
+  if (report.empty()) {
+    std::fprintf(status == 0 ? stdout : stderr, "%s\n", words.c_str());
+    std::fflush(nullptr);
+    return true;
+  }
+  absl::Status written =
+      fleetplan::WriteFileAtomic(report, absl::StrCat(status, "\n", words, "\n"), 0644);
+  if (!written.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(written.message()).c_str());
+  }
+  return written.ok();
+}
+
+// The status a job step's task ends with once its agent ended with `code`.
+// A bad one ends the step on every node at once (srun --kill-on-bad-exit):
+// right for an agent that died (killed, crashed) without the job's end
+// written down, whose peers may not know; wrong for a job the agents ended
+// among themselves (a rank failed, a stop), whose other agents are writing
+// that end down as this one exits. That is 0, with the job's end said.
+int StepTaskStatus(const fleetplan::NodeAgentOptions& options, pid_t agent, int code) {
+  if (code == 0) return 0;
+  absl::StatusOr<std::string> json =
+      fleetplan::ReadFileToString(fleetplan::JobStatePath(options.log_dir));
+  if (!json.ok()) return code;
+  absl::StatusOr<fleetplan::NodeJobState> state = fleetplan::JobStateFromJson(*json);
+  if (!state.ok() || !fleetplan::IsFinal(state->phase) || state->agent_pid != agent ||
+      (!options.run_id.empty() && state->run_id != options.run_id)) {
+    return code;
+  }
+  std::fprintf(stderr, "%s: the job ended %s (exit %d); this agent ended with it\n",
+               options.node.c_str(), std::string(fleetplan::JobPhaseName(state->phase)).c_str(),
+               code);
+  return 0;
+}
+
 // Forks the agent into a session of its own (so the end of the transport's
 // session, a closed terminal or a killed apply leaves it running), its
 // output in agent.log, and returns once its ranks started: 0 then, else
-// the job's status with what the agent said.
+// the job's status with what the agent said. As a job step's task
+// ($FLEETPLAN_LAUNCH_REPORT), it says so in that file instead and waits for
+// the agent: the step lives as long as the agent, and the agent's status
+// is the task's (srun --kill-on-bad-exit ends the step everywhere on a
+// failure).
 int RunDetached(fleetplan::NodeAgentOptions options) {
+  std::string report;
+  if (const char* path = std::getenv("FLEETPLAN_LAUNCH_REPORT"); path != nullptr) {
+    report = path;
+    unsetenv("FLEETPLAN_LAUNCH_REPORT");  // not the ranks' business
+  }
   if (absl::Status made = fleetplan::MakeDirs(options.log_dir); !made.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(made.message()).c_str());
     return 1;
@@ -341,17 +410,27 @@ int RunDetached(fleetplan::NodeAgentOptions options) {
     n = read(ready[0], &byte, 1);
   } while (n < 0 && errno == EINTR);
   close(ready[0]);
+  auto wait_for_agent = [pid] {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  };
   if (n == 1 && byte == 'S') {
-    std::printf("%s: ranks started (agent %d, run %s)\n", options.node.c_str(),
-                static_cast<int>(pid), options.run_id.empty() ? "?" : options.run_id.c_str());
-    return 0;
+    bool said = SayLaunched(report, 0,
+                            absl::StrCat(options.node, ": ranks started (agent ", pid, ", run ",
+                                         options.run_id.empty() ? "?" : options.run_id, ")"));
+    if (report.empty()) return 0;
+    // A report nobody can read: the launch would wait for it in vain.
+    if (!said) kill(pid, SIGTERM);
+    return StepTaskStatus(options, pid, wait_for_agent());
   }
   // The agent ended before its ranks started: its status and last words.
-  int status = 0;
-  waitpid(pid, &status, 0);
-  std::fprintf(stderr, "%s\n", LastLines(agent_log, 20).c_str());
-  int code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-  return code == 0 ? 1 : code;
+  int code = wait_for_agent();
+  if (code == 0) code = 1;
+  SayLaunched(report, code, LastLines(agent_log, 20));
+  return code;
 }
 
 // `--logs` and `--stop`; nullopt when neither was asked for.
@@ -420,11 +499,12 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --verify-tree=ROOT --manifest=PATH\n"
       "What apply does on this node, through one process (framed on stdin and stdout):\n"
       "  fleetplan-agent --apply-session\n"
-      "The sync relay (the chief serves, the others fetch and check):\n"
+      "The sync relay (the chief serves; the others fetch, check and pass on):\n"
       "  fleetplan-agent --relay-serve=ROOT --manifest=PATH --relay-port=P --relay-expect=N "
       "[--watch-stdin]\n"
       "  fleetplan-agent --relay-from=HOST:P --relay-from-node=NAME --relay-root=ROOT "
-      "--manifest=PATH [--relay-expect-digest=HEX] [--relay-all]\n"
+      "--manifest=PATH [--relay-fallback=HOST:P --relay-fallback-node=NAME] "
+      "[--relay-port=P --relay-expect=N] [--relay-expect-digest=HEX] [--relay-all]\n"
       "Flag names may be written with dashes or underscores.");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);

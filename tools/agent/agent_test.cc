@@ -40,11 +40,14 @@ class AgentTest : public ::testing::Test {
     return StartAgentWith(flags);
   }
 
-  std::unique_ptr<Subprocess> StartAgentWith(const std::vector<std::string>& args) {
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  std::unique_ptr<Subprocess> StartAgentWith(const std::vector<std::string>& args,
+                                              const Env& env = {}) {
     SubprocessOptions options;
     options.argv = {agent_};
     options.argv.insert(options.argv.end(), args.begin(), args.end());
     options.env = {{"WORLD_SIZE", "4"}};
+    options.env.insert(options.env.end(), env.begin(), env.end());
     options.stdin_pipe = true;
     auto agent = Subprocess::Start(options);
     EXPECT_TRUE(agent.ok()) << agent.status();
@@ -226,6 +229,57 @@ TEST_F(AgentTest, FollowingLogsEndsWithTheJobAndItsStatus) {
   EXPECT_EQ(output_, "[n2/2] end 2\n[n2/3] end 3\n");
   EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--run=nope"}), 1);
   EXPECT_THAT(output_, HasSubstr("node 'n2' has no run nope"));
+}
+
+// As a Slurm job step's task: the word goes to the report file at once,
+// and the command lasts as long as the agent, with the job's status.
+TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
+  std::string report = dir_ + "/launch.report";
+  std::vector<std::string> args = Flags();
+  args.insert(args.end(), {"--detach", "--run-id=r3", "--", "/bin/sh", "-c",
+                           "sleep 2; exit $((RANK - 2))"});
+  absl::Time start = absl::Now();
+  auto agent = StartAgentWith(args, {{"FLEETPLAN_LAUNCH_REPORT", report}});
+  absl::StatusOr<std::string> said;
+  while (!(said = ReadFileToString(report)).ok() && absl::Now() - start < absl::Seconds(5)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_THAT(said, IsOk());
+  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  EXPECT_THAT(*said, ::testing::StartsWith("0\nn2: ranks started (agent "));
+  EXPECT_FALSE(agent->TryWait().has_value()) << "the launch returned while the agent runs";
+  // The job failed (rank 3's status 1) and the agent wrote it down: an
+  // orderly end, not an agent's failure that the step must end everywhere.
+  EXPECT_EQ(WaitForExit(*agent), 0) << output_;
+  EXPECT_THAT(output_, HasSubstr("n2: the job ended failed (exit 1)"));
+  EXPECT_GE(absl::Now() - start, absl::Seconds(2));
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
+  EXPECT_EQ(state.phase, JobPhase::kFailed);
+  for (const RankState& rank : state.ranks) EXPECT_FALSE(ProcessRunning(rank.pid));
+
+  // An agent killed: a bad exit, which ends the step on every node.
+  std::vector<std::string> hanging = Flags();
+  hanging.insert(hanging.end(), {"--detach", "--run-id=r4", "--", fake_rank_, "-1", "0", "hang"});
+  ASSERT_EQ(unlink(report.c_str()), 0);
+  auto killed = StartAgentWith(hanging, {{"FLEETPLAN_LAUNCH_REPORT", report}});
+  while (!ReadFileToString(report).ok() && absl::Now() - start < absl::Seconds(15)) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  FP_ASSERT_OK_AND_ASSIGN(state, Stored());
+  ASSERT_EQ(state.run_id, "r4");
+  ASSERT_EQ(kill(state.agent_pid, SIGKILL), 0);
+  EXPECT_EQ(WaitForExit(*killed), 128 + SIGKILL);
+  for (const RankState& rank : state.ranks) kill(rank.pid, SIGKILL);
+
+  // One that cannot start: its status and last words in the report.
+  std::vector<std::string> failing = Flags();
+  failing.insert(failing.end(), {"--detach", "--coordinator=127.0.0.1:1",
+                                 "--heartbeat-timeout=1s", "--", fake_rank_, "-1", "0", "hang"});
+  auto lost = StartAgentWith(failing, {{"FLEETPLAN_LAUNCH_REPORT", report}});
+  EXPECT_EQ(WaitForExit(*lost), 1);
+  FP_ASSERT_OK_AND_ASSIGN(std::string words, ReadFileToString(report));
+  EXPECT_THAT(words, ::testing::StartsWith("1\n"));
+  EXPECT_THAT(words, HasSubstr("cannot reach the coordinator"));
 }
 
 TEST_F(AgentTest, ADetachedAgentThatCannotStartSaysWhy) {

@@ -3,14 +3,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -23,6 +24,8 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "tools/agent/relay_stock.h"
+#include "tools/agent/relay_wire.h"
 #include "tools/agent/sockets.h"
 #include "tools/process/files.h"
 #include "tools/sync/manifest.h"
@@ -32,145 +35,154 @@
 namespace fleetplan {
 namespace {
 
-constexpr absl::string_view kMagic = "FPRELAY1";
 constexpr size_t kChunk = 1 << 20;
-
-void SetSocketTimeouts(int fd, absl::Duration timeout) {
-  timeval tv{};
-  tv.tv_sec = absl::ToInt64Seconds(timeout);
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-}
-
-absl::Status ErrnoError(absl::string_view what) {
-  return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
-}
-
-absl::Status SendAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return ErrnoError("sending");
-    data.remove_prefix(sent);
-  }
-  return absl::OkStatus();
-}
-
-// Reads exactly `size` bytes (fewer only at an error or end of stream).
-absl::Status ReceiveExactly(int fd, char* buffer, size_t size) {
-  while (size > 0) {
-    ssize_t got = recv(fd, buffer, size, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got == 0) return absl::UnavailableError("the connection closed early");
-    if (got < 0) return ErrnoError("receiving");
-    buffer += got;
-    size -= got;
-  }
-  return absl::OkStatus();
-}
-
-// One '\n'-terminated line, byte by byte (lines are short and few), at
-// most `limit` bytes long.
-absl::StatusOr<std::string> ReceiveLine(int fd, size_t limit) {
-  std::string line;
-  char c;
-  while (true) {
-    if (absl::Status got = ReceiveExactly(fd, &c, 1); !got.ok()) return got;
-    if (c == '\n') return line;
-    line.push_back(c);
-    if (line.size() > limit) return absl::InvalidArgumentError("line too long");
-  }
-}
-
-// A path from the manifest that stays under the root.
-bool SafeRelativePath(absl::string_view path) {
-  if (path.empty() || path.front() == '/') return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
+// How long a server waits for more of a file its own source sends.
+constexpr absl::Duration kStall = absl::Minutes(2);
 
 // --- server ----------------------------------------------------------------
 
-absl::Status SendFileContent(int socket, const std::string& path, uint64_t size) {
-  int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return ErrnoError(absl::StrCat("opening ", path));
-  struct stat info {};
-  if (fstat(fd, &info) != 0 || static_cast<uint64_t>(info.st_size) != size) {
-    close(fd);
-    return absl::DataLossError(absl::StrCat(path, " is not the size its manifest lists"));
-  }
-  off_t offset = 0;
-  while (static_cast<uint64_t>(offset) < size) {
-    ssize_t sent = sendfile(socket, fd, &offset, std::min<uint64_t>(size - offset, 1 << 30));
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) {
-      absl::Status error = ErrnoError(absl::StrCat("sending ", path));
-      close(fd);
-      return error;
-    }
-  }
-  close(fd);
-  return absl::OkStatus();
+// Names this serving process in its magic line: a node whose parent's
+// address leads back to itself (a loopback address in the spec) tells so
+// at once rather than waiting on its own manifest.
+std::string ServerIdentity() {
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  return absl::StrCat(host, "-", getpid(), "-", absl::ToUnixNanos(absl::Now()));
 }
 
-// Serves one receiver: the manifest, then the files it asks for.
-absl::Status ServeOne(int socket, const RelayServeOptions& options, const std::string& text,
-                      const Manifest& manifest) {
-  absl::Status sent = SendAll(socket, absl::StrCat(kMagic, " ", text.size(), "\n", text));
+// Serves one receiver: the magic at once, the manifest once known, then
+// the files it asks for as the stock has them.
+absl::Status ServeOne(int socket, RelayStock& stock, const std::string& identity,
+                      absl::Duration manifest_wait) {
+  absl::Status sent = SendAll(socket, absl::StrCat(kRelayMagic, " ", identity, "\n"));
   if (!sent.ok()) return sent;
-  absl::StatusOr<std::string> wanted = ReceiveLine(socket, 16 * manifest.entries.size() + 64);
+  absl::StatusOr<std::string> text = stock.WaitForManifest(absl::Now() + manifest_wait);
+  if (!text.ok()) return text.status();
+  sent = SendAll(socket, absl::StrCat(text->size(), "\n", *text));
+  if (!sent.ok()) return sent;
+  size_t entries = stock.entries();
+  absl::StatusOr<std::string> wanted = ReceiveLine(socket, 16 * entries + 64);
   if (!wanted.ok()) return wanted.status();
   for (absl::string_view word : absl::StrSplit(*wanted, ' ', absl::SkipEmpty())) {
     size_t index = 0;
-    if (!absl::SimpleAtoi(word, &index) || index >= manifest.entries.size()) {
+    if (!absl::SimpleAtoi(word, &index) || index >= entries) {
       return absl::InvalidArgumentError(absl::StrCat("asked for entry '", word, "'"));
     }
-    const ManifestEntry& entry = manifest.entries[index];
-    absl::Status file = SendFileContent(socket, absl::StrCat(options.root, "/", entry.path),
-                                        entry.size);
-    if (!file.ok()) return file;
+    if (absl::Status file = stock.Send(socket, index, kStall); !file.ok()) return file;
   }
   return absl::OkStatus();
+}
+
+struct ServeLoop {
+  std::string identity;
+  int listener = -1;
+  int expect = 1;
+  int stop_fd = -1;
+  absl::Time deadline;
+  // For a node that receives too: once its receive ended, accept for this
+  // much longer (a child still starting), or not at all after a failure.
+  absl::Duration linger = absl::InfiniteDuration();
+};
+
+// Accepts receivers and serves each from a thread of its own until
+// `expect` were accepted, `stop_fd` ends, or the deadline; then waits for
+// the threads. The number served.
+size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
+  std::vector<int> sockets;
+  std::vector<std::thread> senders;
+  absl::Mutex out_mu;
+  absl::Time deadline = loop.deadline;
+  bool stop = false, lingering = false;
+  while (!stop && static_cast<int>(senders.size()) < loop.expect && absl::Now() < deadline) {
+    if (!lingering && loop.linger != absl::InfiniteDuration()) {
+      if (std::optional<bool> ended = stock.ended(); ended.has_value()) {
+        lingering = true;
+        deadline = std::min(deadline, absl::Now() + (*ended ? loop.linger : absl::ZeroDuration()));
+        continue;
+      }
+    }
+    pollfd fds[2] = {{loop.listener, POLLIN, 0}, {loop.stop_fd, POLLIN, 0}};
+    // A short tick while the own receive runs, to notice its end.
+    int wait = RemainingMs(deadline);
+    if (!lingering && loop.linger != absl::InfiniteDuration()) wait = std::min(wait, 100);
+    int ready = poll(fds, loop.stop_fd >= 0 ? 2 : 1, wait);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0) break;
+    if (ready == 0) continue;
+    if (loop.stop_fd >= 0 && fds[1].revents != 0) {
+      char byte;
+      if (read(loop.stop_fd, &byte, 1) <= 0) stop = true;
+      continue;
+    }
+    int socket = accept4(loop.listener, nullptr, nullptr, SOCK_CLOEXEC);
+    if (socket < 0) continue;
+    SetSocketTimeouts(socket, kStall);
+    sockets.push_back(socket);
+    senders.emplace_back([&, socket] {
+      absl::Status served = ServeOne(socket, stock, loop.identity, kStall);
+      if (!served.ok()) {
+        absl::MutexLock lock(&out_mu);
+        std::fprintf(out, "relay: a receiver broke off: %s\n",
+                     std::string(served.message()).c_str());
+      }
+    });
+  }
+  // Done accepting. Told to stop (apply saw every receiver end): a sender
+  // still sending has nobody left to send to.
+  if (stop) {
+    for (int socket : sockets) shutdown(socket, SHUT_RDWR);
+  }
+  for (std::thread& sender : senders) sender.join();
+  for (int socket : sockets) close(socket);
+  return senders.size();
 }
 
 // --- receiver ----------------------------------------------------------------
 
-// Receives `entry` into its place under `root`: a temporary file beside it,
-// its mode, then a rename, so a broken transfer leaves the old file.
+// A file error: not the source's doing, so no other source is tried.
+absl::Status FileError(absl::string_view what) {
+  return absl::FailedPreconditionError(absl::StrCat(what, ": ", std::strerror(errno)));
+}
+
+absl::Status WriteAll(int fd, const char* data, size_t size, const std::string& path) {
+  for (size_t written = 0; written < size;) {
+    ssize_t n = write(fd, data + written, size - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return FileError(absl::StrCat("writing ", path));
+    written += n;
+  }
+  return absl::OkStatus();
+}
+
+// Receives entry `index` into its place under `root`: a temporary file
+// beside it (which the stock serves as it grows), its mode, then a rename,
+// so a broken transfer leaves the old file.
 absl::Status ReceiveFile(int socket, const std::string& root, const ManifestEntry& entry,
-                         std::vector<char>& buffer) {
+                         size_t index, RelayStock& stock, std::vector<char>& buffer) {
   std::string path = absl::StrCat(root, "/", entry.path);
   std::string temporary = absl::StrCat(path, ".fleetplan-part");
   size_t slash = path.rfind('/');
   if (absl::Status made = MakeDirs(path.substr(0, slash)); !made.ok()) return made;
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  if (fd < 0) return ErrnoError(absl::StrCat("creating ", temporary));
+  if (fd < 0) return FileError(absl::StrCat("creating ", temporary));
+  stock.Receiving(index, temporary);
   uint64_t left = entry.size;
   absl::Status status;
   while (left > 0 && status.ok()) {
     size_t chunk = std::min<uint64_t>(left, buffer.size());
     status = ReceiveExactly(socket, buffer.data(), chunk);
-    if (!status.ok()) break;
-    for (size_t written = 0; written < chunk;) {
-      ssize_t n = write(fd, buffer.data() + written, chunk - written);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) {
-        status = ErrnoError(absl::StrCat("writing ", temporary));
-        break;
-      }
-      written += n;
-    }
+    if (status.ok()) status = WriteAll(fd, buffer.data(), chunk, temporary);
+    if (status.ok()) stock.Wrote(index, chunk);
     left -= chunk;
   }
-  if (status.ok() && fchmod(fd, entry.mode) != 0) status = ErrnoError("setting the mode");
+  if (status.ok() && fchmod(fd, entry.mode) != 0) status = FileError("setting the mode");
   close(fd);
-  if (status.ok() && rename(temporary.c_str(), path.c_str()) != 0) {
-    status = ErrnoError(absl::StrCat("renaming ", temporary));
+  if (status.ok()) {
+    status = stock.Place(index);
+  } else {
+    stock.Dropped(index);
   }
   if (!status.ok()) {
-    unlink(temporary.c_str());
     return absl::Status(status.code(), absl::StrCat(entry.path, ": ", status.message()));
   }
   return absl::OkStatus();
@@ -183,74 +195,81 @@ Manifest RecordedManifest(const std::string& path) {
   return manifest.ok() ? *manifest : Manifest();
 }
 
-struct Received {
-  int files = 0;
-  uint64_t bytes = 0;
-  int removed = 0;
-};
-
-// The manifest header; Unavailable (not a relay) for anything else.
-absl::StatusOr<std::string> ReceiveManifestText(int socket) {
-  absl::StatusOr<std::string> header = ReceiveLine(socket, 64);
-  std::vector<absl::string_view> words;
-  if (header.ok()) words = absl::StrSplit(*header, ' ');
-  size_t size = 0;
-  if (!header.ok() || words.size() != 2 || words[0] != kMagic ||
-      !absl::SimpleAtoi(words[1], &size)) {
+// The manifest after the magic line; Unavailable (not a relay, or this
+// node's own server) for another first line.
+absl::StatusOr<std::string> ReceiveManifestText(int socket, const std::string& own_identity,
+                                                absl::Duration io_timeout) {
+  // A relay server answers at once; something else on the port may not.
+  SetSocketTimeouts(socket, absl::Seconds(10));
+  absl::StatusOr<std::string> magic = ReceiveLine(socket, 512);
+  std::vector<std::string> words;
+  if (magic.ok()) words = absl::StrSplit(*magic, ' ');
+  if (!magic.ok() || words.size() != 2 || words[0] != kRelayMagic) {
     return absl::UnavailableError(absl::StrCat(
         "what answered is not a relay server",
-        header.ok() ? absl::StrCat(" (it said \"", absl::CHexEscape(*header), "\")")
-                    : absl::StrCat(" (", header.status().message(), ")")));
+        magic.ok() ? absl::StrCat(" (it said \"", absl::CHexEscape(*magic), "\")")
+                   : absl::StrCat(" (", magic.status().message(), ")")));
+  }
+  if (words[1] == own_identity) {
+    return absl::UnavailableError("that address leads back to this node itself");
+  }
+  // The manifest comes once the server has it (its own source answered).
+  SetSocketTimeouts(socket, io_timeout);
+  absl::StatusOr<std::string> header = ReceiveLine(socket, 32);
+  size_t size = 0;
+  if (!header.ok()) return header.status();
+  if (!absl::SimpleAtoi(*header, &size)) {
+    return absl::UnavailableError(absl::StrCat("a bad manifest size \"",
+                                               absl::CHexEscape(*header), "\""));
   }
   std::string text(size, '\0');
   if (absl::Status got = ReceiveExactly(socket, text.data(), size); !got.ok()) return got;
   return text;
 }
 
-absl::StatusOr<Received> Receive(int socket, const RelayReceiveOptions& options,
-                                 const std::string& text) {
-  if (!options.expect_digest.empty() && DigestHex(text) != options.expect_digest) {
-    return absl::FailedPreconditionError(
-        "the relay's manifest is not the one apply synced (the chief's sync did not complete)");
-  }
-  absl::StatusOr<Manifest> manifest = ParseManifest(text);
-  if (!manifest.ok()) return manifest.status();
-  for (const ManifestEntry& entry : manifest->entries) {
-    if (!SafeRelativePath(entry.path)) {
-      return absl::InvalidArgumentError(absl::StrCat("unsafe path in the manifest: ", entry.path));
+// One receive from one or more sources in turn.
+class Receiver {
+ public:
+  Receiver(const RelayReceiveOptions& options, RelayStock& stock, std::string identity)
+      : options_(options), stock_(stock), identity_(std::move(identity)), buffer_(kChunk) {}
+
+  // Fetches what is still missing from `source`. Unavailable: the source
+  // could not be reached or broke off (try the next one).
+  absl::Status From(const RelaySource& source, absl::Duration connect_timeout) {
+    absl::StatusOr<Connected> connected = ConnectWithRetry(source.target, connect_timeout);
+    if (!connected.ok()) {
+      return absl::UnavailableError(
+          absl::StrCat("cannot reach ", source.node, ": ", connected.status().message()));
     }
+    int socket = connected->fd.get();
+    // ConnectWithRetry leaves it non-blocking; the receiver reads in order.
+    fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
+    size_t before = files_.size();
+    absl::Status got = FromSocket(socket);
+    if (got.ok() || files_.size() > before) used_.push_back(source.node);
+    if (got.ok()) return got;
+    return absl::Status(got.code(),
+                        absl::StrCat(source.node, " at ", connected->address, ": ", got.message()));
   }
-  Manifest recorded = options.ignore_recorded ? Manifest() : RecordedManifest(options.manifest_path);
-  ManifestDiff diff = DiffManifests(recorded, *manifest);
-  std::map<std::string, size_t> index_of;
-  for (size_t i = 0; i < manifest->entries.size(); ++i) index_of[manifest->entries[i].path] = i;
-  std::vector<std::string> wanted;
-  for (const ManifestEntry& entry : diff.to_send) wanted.push_back(absl::StrCat(index_of[entry.path]));
-  absl::Status asked = SendAll(socket, absl::StrCat(absl::StrJoin(wanted, " "), "\n"));
-  if (!asked.ok()) return asked;
-  Received received;
-  std::vector<char> buffer(kChunk);
-  for (const ManifestEntry& entry : diff.to_send) {
-    absl::Status file = ReceiveFile(socket, options.root, entry, buffer);
-    if (!file.ok()) return file;
-    ++received.files;
-    received.bytes += entry.size;
-  }
-  for (const std::string& path : diff.to_remove) {
-    if (!SafeRelativePath(path)) continue;
-    std::string target = absl::StrCat(options.root, "/", path);
-    if (unlink(target.c_str()) != 0 && errno != ENOENT) {
-      return ErrnoError(absl::StrCat("removing ", target));
+
+  // Removes what the manifest no longer lists, records it, checks the tree.
+  absl::Status Finish() {
+    for (const std::string& path : diff_.to_remove) {
+      if (!SafeRelativePath(path)) continue;
+      std::string target = absl::StrCat(options_.root, "/", path);
+      if (unlink(target.c_str()) != 0 && errno != ENOENT) {
+        return FileError(absl::StrCat("removing ", target));
+      }
+      ++removed_;
     }
-    ++received.removed;
-  }
-  if (absl::Status written = WriteFileAtomic(options.manifest_path, text, 0644); !written.ok()) {
-    return written;
-  }
-  std::vector<std::string> mismatches =
-      CheckTree(options.root, *manifest, CheckRecordPath(options.manifest_path));
-  if (!mismatches.empty()) {
-    WriteFileAtomic(options.manifest_path, "", 0644).IgnoreError();
+    if (absl::Status written = WriteFileAtomic(options_.manifest_path, text_, 0644);
+        !written.ok()) {
+      return written;
+    }
+    std::vector<std::string> mismatches =
+        CheckTree(options_.root, manifest_, CheckRecordPath(options_.manifest_path));
+    if (mismatches.empty()) return absl::OkStatus();
+    WriteFileAtomic(options_.manifest_path, "", 0644).IgnoreError();
     constexpr size_t kNamed = 10;
     std::vector<std::string> named(mismatches.begin(),
                                    mismatches.begin() + std::min(kNamed, mismatches.size()));
@@ -258,8 +277,117 @@ absl::StatusOr<Received> Receive(int socket, const RelayReceiveOptions& options,
         mismatches.size(), " files differ from the manifest after the relay: ",
         absl::StrJoin(named, ", "), mismatches.size() > kNamed ? ", ..." : ""));
   }
-  return received;
-}
+
+  std::string Summary() const {
+    return absl::StrCat("received ", files_.size(), " files (", bytes_, " bytes) from ",
+                        used_.empty() ? "none" : absl::StrJoin(used_, " and "), ", removed ",
+                        removed_);
+  }
+
+ private:
+  absl::Status FromSocket(int socket) {
+    absl::StatusOr<std::string> text =
+        ReceiveManifestText(socket, identity_, options_.io_timeout);
+    if (!text.ok()) return text.status();
+    if (!options_.expect_digest.empty() && DigestHex(*text) != options_.expect_digest) {
+      return absl::FailedPreconditionError(
+          "its manifest is not the one apply synced (the chief's sync did not complete)");
+    }
+    if (text_.empty()) {
+      if (absl::Status learned = Learn(*text); !learned.ok()) return learned;
+    } else if (*text != text_) {
+      return absl::FailedPreconditionError("its manifest is not the one the first source sent");
+    }
+    std::vector<std::string> asked;
+    for (size_t index : wanted_) {
+      if (files_.count(index) == 0) asked.push_back(absl::StrCat(index));
+    }
+    absl::Status sent = SendAll(socket, absl::StrCat(absl::StrJoin(asked, " "), "\n"));
+    if (!sent.ok()) return sent;
+    for (size_t index : wanted_) {
+      if (files_.count(index) > 0) continue;
+      const ManifestEntry& entry = manifest_.entries[index];
+      absl::Status file = ReceiveFile(socket, options_.root, entry, index, stock_, buffer_);
+      if (!file.ok()) return file;
+      files_.insert(index);
+      bytes_ += entry.size;
+    }
+    return absl::OkStatus();
+  }
+
+  // The first manifest: what this node lacks, and what it holds to serve.
+  absl::Status Learn(const std::string& text) {
+    absl::StatusOr<Manifest> manifest = ParseManifest(text);
+    if (!manifest.ok()) return manifest.status();
+    for (const ManifestEntry& entry : manifest->entries) {
+      if (!SafeRelativePath(entry.path)) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("unsafe path in the manifest: ", entry.path));
+      }
+    }
+    Manifest recorded =
+        options_.ignore_recorded ? Manifest() : RecordedManifest(options_.manifest_path);
+    diff_ = DiffManifests(recorded, *manifest);
+    std::map<std::string, size_t> index_of;
+    for (size_t i = 0; i < manifest->entries.size(); ++i) {
+      index_of[manifest->entries[i].path] = i;
+    }
+    std::vector<bool> held(manifest->entries.size(), true);
+    for (const ManifestEntry& entry : diff_.to_send) {
+      wanted_.push_back(index_of[entry.path]);
+      held[wanted_.back()] = false;
+    }
+    std::sort(wanted_.begin(), wanted_.end());
+    text_ = text;
+    manifest_ = *manifest;
+    stock_.SetManifest(options_.root, text, *std::move(manifest), std::move(held));
+    return absl::OkStatus();
+  }
+
+  const RelayReceiveOptions& options_;
+  RelayStock& stock_;
+  const std::string identity_;  // of this node's own server
+  std::vector<char> buffer_;
+  std::string text_;
+  Manifest manifest_;
+  ManifestDiff diff_;
+  std::vector<size_t> wanted_;   // manifest order: a parent receives in it too
+  std::set<size_t> files_;       // received, in place
+  uint64_t bytes_ = 0;
+  int removed_ = 0;
+  std::vector<std::string> used_;  // the sources files came from
+};
+
+// Serves this node's children on a thread while it receives.
+class ChildServer {
+ public:
+  ChildServer(const RelayReceiveOptions& options, RelayStock& stock,
+              const std::string& identity, std::FILE* out) {
+    if (options.serve_port <= 0 || options.serve_expect <= 0) return;
+    int listener = BindAnyAddress(options.serve_port);
+    if (listener < 0) {
+      // The children find nothing there and turn to the chief.
+      std::fprintf(out, "relay: cannot listen on port %d for this node's children: %s\n",
+                   options.serve_port, std::strerror(-listener));
+      return;
+    }
+    listening_ = Fd(listener);
+    ServeLoop loop;
+    loop.identity = identity;
+    loop.listener = listener;
+    loop.expect = options.serve_expect;
+    loop.deadline = absl::Now() + absl::Minutes(10);
+    loop.linger = options.linger;
+    thread_ = std::thread([loop, &stock, out] { Serve(loop, stock, out); });
+  }
+  ~ChildServer() {
+    if (thread_.joinable()) thread_.join();
+  }
+
+ private:
+  Fd listening_;
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -281,76 +409,51 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
   std::fprintf(out, "relay: serving %s on port %d\n", options.root.c_str(), options.port);
   std::fflush(out);
   signal(SIGPIPE, SIG_IGN);
-  // A thread per receiver: each sends from the page cache at its own pace.
-  std::vector<int> sockets;
-  std::vector<std::thread> senders;
-  absl::Mutex out_mu;
-  absl::Time deadline = absl::Now() + options.timeout;
-  bool stop = false;
-  while (!stop && static_cast<int>(senders.size()) < options.expect &&
-         absl::Now() < deadline) {
-    pollfd fds[2] = {{listening.get(), POLLIN, 0}, {options.stop_fd, POLLIN, 0}};
-    int ready = poll(fds, options.stop_fd >= 0 ? 2 : 1, RemainingMs(deadline));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready <= 0) break;
-    if (options.stop_fd >= 0 && fds[1].revents != 0) {
-      char byte;
-      if (read(options.stop_fd, &byte, 1) <= 0) stop = true;
-      continue;
-    }
-    int socket = accept4(listening.get(), nullptr, nullptr, SOCK_CLOEXEC);
-    if (socket < 0) continue;
-    SetSocketTimeouts(socket, absl::Minutes(2));
-    sockets.push_back(socket);
-    senders.emplace_back([&, socket] {
-      absl::Status served = ServeOne(socket, options, *text, *manifest);
-      if (!served.ok()) {
-        absl::MutexLock lock(&out_mu);
-        std::fprintf(out, "relay: a receiver broke off: %s\n",
-                     std::string(served.message()).c_str());
-      }
-    });
-  }
-  // Done accepting. Told to stop (apply saw every receiver end): a sender
-  // still sending has nobody left to send to.
-  if (stop) {
-    for (int socket : sockets) shutdown(socket, SHUT_RDWR);
-  }
-  for (std::thread& sender : senders) sender.join();
-  for (int socket : sockets) close(socket);
-  std::fprintf(out, "relay: served %zu receivers\n", senders.size());
+  // Every entry is in place: the chief's sync completed and was recorded.
+  RelayStock stock;
+  stock.SetManifest(options.root, *text, *std::move(manifest), {});
+  ServeLoop loop;
+  loop.identity = ServerIdentity();
+  loop.listener = listener;
+  loop.expect = options.expect;
+  loop.stop_fd = options.stop_fd;
+  loop.deadline = absl::Now() + options.timeout;
+  size_t served = Serve(loop, stock, out);
+  std::fprintf(out, "relay: served %zu receivers\n", served);
   return 0;
 }
 
 int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
-  absl::StatusOr<Connected> connected = ConnectWithRetry(options.from, options.connect_timeout);
-  if (!connected.ok()) {
-    std::fprintf(out, "relay: cannot reach %s: %s\n", options.from_node.c_str(),
-                 std::string(connected.status().message()).c_str());
+  signal(SIGPIPE, SIG_IGN);
+  RelayStock stock;
+  std::string identity = ServerIdentity();
+  Receiver receiver(options, stock, identity);
+  absl::Status status = absl::UnavailableError("no relay source given");
+  {
+    ChildServer children(options, stock, identity, out);
+    for (size_t i = 0; i < options.sources.size(); ++i) {
+      bool last = i + 1 == options.sources.size();
+      status = receiver.From(options.sources[i], last ? options.connect_timeout
+                                                      : options.parent_connect_timeout);
+      if (!absl::IsUnavailable(status)) break;
+      if (!last) {
+        std::fprintf(out, "%s%s\n", std::string(kRelayFallbackNote).c_str(),
+                     std::string(status.message()).c_str());
+        std::fflush(out);
+      }
+    }
+    if (status.ok()) status = receiver.Finish();
+    stock.Ended(status.ok());
+  }
+  if (absl::IsUnavailable(status)) {
+    std::fprintf(out, "relay: %s\n", std::string(status.message()).c_str());
     return kExitRelayUnreachable;
   }
-  int socket = connected->fd.get();
-  // ConnectWithRetry leaves it non-blocking; the receiver reads in order.
-  fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
-  // A relay server answers at once; something else on the port may not.
-  SetSocketTimeouts(socket, absl::Seconds(10));
-  absl::StatusOr<std::string> text = ReceiveManifestText(socket);
-  SetSocketTimeouts(socket, options.io_timeout);
-  if (absl::IsUnavailable(text.status())) {
-    std::fprintf(out, "relay: %s at %s: %s\n", options.from_node.c_str(),
-                 connected->address.c_str(), std::string(text.status().message()).c_str());
-    return kExitRelayUnreachable;
-  }
-  absl::StatusOr<Received> received =
-      text.ok() ? Receive(socket, options, *text) : text.status();
-  if (!received.ok()) {
-    std::fprintf(out, "relay from %s (%s): %s\n", options.from_node.c_str(),
-                 connected->address.c_str(), std::string(received.status().message()).c_str());
+  if (!status.ok()) {
+    std::fprintf(out, "relay: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  std::fprintf(out, "received %d files (%llu bytes) from %s, removed %d\n", received->files,
-               static_cast<unsigned long long>(received->bytes), options.from_node.c_str(),
-               received->removed);
+  std::fprintf(out, "%s\n", receiver.Summary().c_str());
   return 0;
 }
 

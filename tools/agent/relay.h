@@ -2,22 +2,28 @@
 #define FLEETPLAN_TOOLS_AGENT_RELAY_H_
 
 // The sync relay: apply sends the changed files over its own (slow) link
-// once, to the chief; the chief's agent then serves them to the other
-// nodes' agents over the nodes' own network, so the user's uplink carries
-// each changed byte once whatever the node count.
+// once, to the chief; the other nodes pass them on to each other over the
+// nodes' own network, in a chain (see RelayParents in
+// tools/protocol/relay_contract.h) where each node receives from its parent
+// and at the same time serves its child what it has written so far, chunk
+// by chunk, so the user's uplink carries each changed byte once and a big
+// file is not stored and forwarded whole at every hop.
 //
 // On the wire (TCP, one connection per receiving node):
-//   server → receiver  "FPRELAY1 <bytes>\n" and the serialized manifest the
-//                      chief's last sync recorded (what every node must hold)
+//   server → receiver  "FPRELAY2 <server id>\n" at once; then, once it knows
+//                      it, "<bytes>\n" and the serialized manifest of the
+//                      chief's last sync (what every node must hold)
 //   receiver → server  "<index> <index> ...\n": the manifest entries it
 //                      lacks (its own diff against what it recorded)
-//   server → receiver  the content of each, in that order, size as listed
+//   server → receiver  the content of each, in that order, size as listed,
+//                      as the server itself holds or receives it
 // The receiver writes each file (temporary name, mode, rename), removes
 // what the manifest no longer lists, records the manifest and checks the
 // whole tree against it, exactly as a direct sync leaves it.
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 #include "tools/protocol/relay_contract.h"
@@ -35,29 +41,47 @@ struct RelayServeOptions {
   absl::Duration timeout = absl::Minutes(10);
 };
 
-// Listens on `port` and serves each receiver from a child process of its
-// own. 0 when the port could be bound (a receiver that broke off is that
+// Listens on `port` and serves each receiver from a thread of its own.
+// 0 when the port could be bound (a receiver that broke off is that
 // receiver's failure, reported on its node); 1 otherwise.
 int RunRelayServe(const RelayServeOptions& options, std::FILE* out);
 
+// Where a receiver fetches from: a relay server and its node's name.
+struct RelaySource {
+  std::string target;  // HOST:PORT
+  std::string node;
+};
+
 struct RelayReceiveOptions {
-  std::string from;           // HOST:PORT of the relay server
-  std::string from_node;      // its node name, for messages
+  // The parent first, then the next source (the chief) when the parent
+  // cannot be reached or breaks off; what was received stays.
+  std::vector<RelaySource> sources;
   std::string root;           // where this node's tree is
   std::string manifest_path;  // this node's recorded manifest
   // The digest (DigestHex) of the manifest apply expects; another one from
-  // the server fails the receive (a stale chief). Empty: any.
+  // a server fails the receive (a stale parent). Empty: any.
   std::string expect_digest;
   bool ignore_recorded = false;  // fetch everything (apply --force)
+  // The chief listens before any receiver starts; a parent only once its
+  // own agent runs, which may be a little after its child's.
   absl::Duration connect_timeout = absl::Seconds(5);
+  absl::Duration parent_connect_timeout = absl::Seconds(15);
   absl::Duration io_timeout = absl::Minutes(2);
+  // > 0: serve this node's children on this port meanwhile, what it holds
+  // and what it has received so far; until `serve_expect` were served or,
+  // once this node's own receive ended, `linger` passed.
+  int serve_port = 0;
+  int serve_expect = 0;
+  absl::Duration linger = absl::Seconds(30);
 };
 
-// Fetches what this node lacks from the server. 0 with the tree checked;
-// kExitRelayUnreachable when no relay server answered; 1 when the transfer
-// broke off or the tree fails its check (the recorded manifest is then
-// emptied so that the next sync resends everything). Prints one summary
-// line: "received N files (B bytes) from NODE, removed M".
+// Fetches what this node lacks. 0 with the tree checked;
+// kExitRelayUnreachable when no source answered or the last one broke off
+// (apply then sends directly); 1 when a source was stale or the tree
+// fails its check (the recorded manifest is then emptied so that the next
+// sync resends everything). Prints kRelayFallbackNote lines for each
+// source given up, and one summary line: "received N files (B bytes) from
+// NODE[ and NODE], removed M".
 int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out);
 
 }  // namespace fleetplan

@@ -1,16 +1,27 @@
 #include "tools/agent/relay.h"
 
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/agent/relay_wire.h"
+#include "tools/agent/sockets.h"
 #include "tools/agent/test_ports.h"
 #include "tools/process/files.h"
 #include "tools/sync/manifest.h"
@@ -35,6 +46,73 @@ std::string ReadAll(std::FILE* file) {
   return text;
 }
 
+uint64_t FileSize(const std::string& path) {
+  struct stat info {};
+  return stat(path.c_str(), &info) == 0 ? info.st_size : 0;
+}
+
+// Waits (up to 20 s) until `path` holds at least `bytes`.
+bool WaitForSize(const std::string& path, uint64_t bytes) {
+  for (absl::Time deadline = absl::Now() + absl::Seconds(20); absl::Now() < deadline;
+       absl::SleepFor(absl::Milliseconds(10))) {
+    if (FileSize(path) >= bytes) return true;
+  }
+  return false;
+}
+
+// A relay source for one receiver that stops after `pause_at` bytes of
+// big.bin until Release(), then sends the rest or, told to, breaks off:
+// a parent whose own source is slow, or that dies mid-file.
+class SlowSource {
+ public:
+  SlowSource(const std::string& root, const std::string& text, const Manifest& manifest,
+             uint64_t pause_at)
+      : listening_(BindAnyAddress(0)) {
+    sockaddr_in6 address{};
+    socklen_t length = sizeof(address);
+    getsockname(listening_.get(), reinterpret_cast<sockaddr*>(&address), &length);
+    port_ = ntohs(address.sin6_port);
+    thread_ = std::thread([=] { Serve(root, text, manifest, pause_at); });
+  }
+  ~SlowSource() {
+    if (!released_.HasBeenNotified()) released_.Notify();
+    thread_.join();
+  }
+  int port() const { return port_; }
+  void Release(bool break_off) {
+    break_off_ = break_off;
+    released_.Notify();
+  }
+
+ private:
+  void Serve(const std::string& root, const std::string& text, const Manifest& manifest,
+             uint64_t pause_at) {
+    Fd socket(accept(listening_.get(), nullptr, nullptr));
+    if (!SendAll(socket.get(), absl::StrCat(kRelayMagic, " slow\n", text.size(), "\n", text)).ok()) {
+      return;
+    }
+    absl::StatusOr<std::string> wanted = ReceiveLine(socket.get(), 1024);
+    if (!wanted.ok()) return;
+    for (absl::string_view word : absl::StrSplit(*wanted, ' ', absl::SkipEmpty())) {
+      const ManifestEntry& entry = manifest.entries[std::stoul(std::string(word))];
+      std::string content = *ReadFileToString(absl::StrCat(root, "/", entry.path));
+      if (entry.path == "big.bin") {
+        if (!SendAll(socket.get(), absl::string_view(content).substr(0, pause_at)).ok()) return;
+        released_.WaitForNotification();
+        if (break_off_) return;
+        content = content.substr(pause_at);
+      }
+      if (!SendAll(socket.get(), content).ok()) return;
+    }
+  }
+
+  Fd listening_;
+  int port_ = 0;
+  absl::Notification released_;
+  bool break_off_ = false;
+  std::thread thread_;
+};
+
 // A served tree (the chief's) and a receiving one, on loopback.
 class RelayTest : public ::testing::Test {
  protected:
@@ -43,9 +121,13 @@ class RelayTest : public ::testing::Test {
     node_ = TempDir();
     ASSERT_TRUE(WriteFileAtomic(chief_ + "/a.txt", "alpha\n", 0644).ok());
     ASSERT_TRUE(WriteFileAtomic(chief_ + "/sub/deep/run.sh", "#!/bin/sh\necho hi\n", 0755).ok());
-    std::string big(3 << 20, '\0');
+    std::string big(kBig, '\0');
     for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 7919 % 251);
     ASSERT_TRUE(WriteFileAtomic(chief_ + "/big.bin", big, 0600).ok());
+    RecordChiefsManifest();
+  }
+
+  void RecordChiefsManifest() {
     absl::StatusOr<Manifest> manifest = BuildManifest(chief_, {".fleetplan"});
     ASSERT_TRUE(manifest.ok());
     manifest_ = *manifest;
@@ -53,27 +135,59 @@ class RelayTest : public ::testing::Test {
     ASSERT_TRUE(WriteFileAtomic(chief_ + "/.fleetplan/manifest", text_, 0644).ok());
   }
 
-  // Serves once on a thread; returns what the receiver said and its exit.
-  int ServeAndReceive(RelayReceiveOptions receive, std::string* said) {
+  static constexpr uint64_t kBig = 8 << 20;
+
+  // The chief's relay server on a thread, for `expect` receivers.
+  std::thread ServeChief(int port, int expect, std::FILE* out) {
     RelayServeOptions serve;
     serve.root = chief_;
     serve.manifest_path = chief_ + "/.fleetplan/manifest";
-    serve.port = FreeLoopbackPort();
-    serve.expect = 1;
+    serve.port = port;
+    serve.expect = expect;
     serve.timeout = absl::Seconds(20);
-    std::FILE* server_out = std::tmpfile();
-    std::thread server([&] { RunRelayServe(serve, server_out); });
-    receive.from = absl::StrCat("127.0.0.1:", serve.port);
-    receive.from_node = "chief";
-    receive.root = node_;
-    receive.manifest_path = node_ + "/.fleetplan/manifest";
+    return std::thread([serve, out] { RunRelayServe(serve, out); });
+  }
+
+  // What a node at `root` fetching from `sources` (node name, port) runs.
+  static RelayReceiveOptions ReceiveInto(
+      const std::string& root, const std::vector<std::pair<std::string, int>>& sources) {
+    RelayReceiveOptions receive;
+    for (const auto& [node, port] : sources) {
+      receive.sources.push_back({absl::StrCat("127.0.0.1:", port), node});
+    }
+    receive.root = root;
+    receive.manifest_path = root + "/.fleetplan/manifest";
+    receive.linger = absl::Seconds(5);
+    return receive;
+  }
+
+  // Runs a receive; what it said, and its exit.
+  static int Receive(const RelayReceiveOptions& receive, std::string* said) {
     std::FILE* out = std::tmpfile();
     int exit = RunRelayReceive(receive, out);
-    server.join();
     *said = ReadAll(out);
     std::fclose(out);
+    return exit;
+  }
+
+  // Serves once on a thread; returns what the receiver said and its exit.
+  int ServeAndReceive(RelayReceiveOptions receive, std::string* said) {
+    int port = FreeLoopbackPort();
+    std::FILE* server_out = std::tmpfile();
+    std::thread server = ServeChief(port, 1, server_out);
+    RelayReceiveOptions into = ReceiveInto(node_, {{"chief", port}});
+    into.expect_digest = receive.expect_digest;
+    int exit = Receive(into, said);
+    server.join();
     std::fclose(server_out);
     return exit;
+  }
+
+  // `root` holds exactly the chief's tree, big.bin byte for byte.
+  void ExpectChiefsTree(const std::string& root) {
+    EXPECT_THAT(FindTreeMismatches(root, manifest_), IsEmpty()) << root;
+    EXPECT_EQ(*ReadFileToString(root + "/big.bin"), *ReadFileToString(chief_ + "/big.bin"));
+    EXPECT_EQ(*ReadFileToString(root + "/.fleetplan/manifest"), text_);
   }
 
   std::string chief_, node_, text_;
@@ -126,16 +240,150 @@ TEST_F(RelayTest, AFileThatChangedOnTheServerFailsTheCheckAndIsForgotten) {
 }
 
 TEST_F(RelayTest, NoServerIsUnreachable) {
-  RelayReceiveOptions receive;
-  receive.from = absl::StrCat("127.0.0.1:", FreeLoopbackPort());
-  receive.from_node = "chief";
-  receive.root = node_;
-  receive.manifest_path = node_ + "/.fleetplan/manifest";
+  RelayReceiveOptions receive = ReceiveInto(node_, {{"chief", FreeLoopbackPort()}});
   receive.connect_timeout = absl::Milliseconds(500);
   std::FILE* out = std::tmpfile();
   EXPECT_EQ(RunRelayReceive(receive, out), kExitRelayUnreachable);
   EXPECT_THAT(ReadAll(out), HasSubstr("cannot reach chief"));
   std::fclose(out);
+}
+
+
+TEST_F(RelayTest, ABigFileAndManySmallOnesCrossThreeHopsByteForByte) {
+  // chief → n1 → n2 → n3, each passing on what it receives: small files
+  // renamed into place while a child reads them, the big one in chunks.
+  uint64_t small_bytes = 0;
+  for (int i = 0; i < 400; ++i) {
+    std::string content(50 + i, static_cast<char>('a' + i % 26));
+    ASSERT_TRUE(WriteFileAtomic(absl::StrCat(chief_, "/small/d", i % 9, "/f", i), content,
+                                i % 5 == 0 ? 0755 : 0644)
+                    .ok());
+    small_bytes += content.size();
+  }
+  RecordChiefsManifest();
+  int chief = FreeLoopbackPort(), n1 = FreeLoopbackPort(), n2 = FreeLoopbackPort();
+  std::vector<std::string> roots = {node_, TempDir(), TempDir()};
+  std::FILE* server_out = std::tmpfile();
+  std::thread server = ServeChief(chief, 1, server_out);
+  std::vector<std::pair<std::string, int>> from = {{"chief", chief}, {"n1", n1}, {"n2", n2}};
+  std::vector<std::string> said(3);
+  std::vector<int> exits(3, -1);
+  std::vector<std::thread> nodes;
+  for (int i = 0; i < 3; ++i) {
+    RelayReceiveOptions receive = ReceiveInto(roots[i], {from[i]});
+    receive.expect_digest = DigestHex(text_);
+    if (i < 2) {
+      receive.serve_port = from[i + 1].second;
+      receive.serve_expect = 1;
+    }
+    nodes.emplace_back([&, i, receive] { exits[i] = Receive(receive, &said[i]); });
+  }
+  for (std::thread& node : nodes) node.join();
+  server.join();
+  std::fclose(server_out);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(exits[i], 0) << said[i];
+    EXPECT_THAT(said[i], HasSubstr(absl::StrCat("received 403 files (",
+                                                kBig + 6 + 18 + small_bytes, " bytes) from ",
+                                                from[i].first, ", removed 0")));
+    ExpectChiefsTree(roots[i]);
+  }
+}
+
+TEST_F(RelayTest, AParentStillReceivingServesItsChildWhatItHasWritten) {
+  // The parent's own source stops halfway through big.bin; its child has
+  // that half by then, and the rest once the source goes on.
+  SlowSource source(chief_, text_, manifest_, kBig / 2);
+  std::string parent = TempDir();
+  int parent_port = FreeLoopbackPort();
+  RelayReceiveOptions receive = ReceiveInto(parent, {{"chief", source.port()}});
+  receive.serve_port = parent_port;
+  receive.serve_expect = 1;
+  std::string parent_said, child_said;
+  int parent_exit = -1, child_exit = -1;
+  std::thread parent_node([&] { parent_exit = Receive(receive, &parent_said); });
+  std::thread child_node(
+      [&] { child_exit = Receive(ReceiveInto(node_, {{"n1", parent_port}}), &child_said); });
+  EXPECT_TRUE(WaitForSize(node_ + "/big.bin.fleetplan-part", kBig / 2));
+  EXPECT_EQ(FileSize(parent + "/big.bin.fleetplan-part"), kBig / 2);
+  source.Release(/*break_off=*/false);
+  parent_node.join();
+  child_node.join();
+  EXPECT_EQ(parent_exit, 0) << parent_said;
+  EXPECT_EQ(child_exit, 0) << child_said;
+  EXPECT_THAT(child_said, HasSubstr("from n1, removed 0"));
+  ExpectChiefsTree(parent);
+  ExpectChiefsTree(node_);
+}
+
+TEST_F(RelayTest, AChildWhoseParentIsKilledMidFileGetsTheRestFromTheChief) {
+  // The parent, a process of its own, is killed while its child streams
+  // big.bin from it; the child turns to the chief and keeps what it has.
+  SlowSource source(chief_, text_, manifest_, kBig / 2);
+  int chief = FreeLoopbackPort(), parent_port = FreeLoopbackPort();
+  std::FILE* server_out = std::tmpfile();
+  std::thread server = ServeChief(chief, 1, server_out);
+  std::string parent = TempDir();
+  RelayReceiveOptions receive = ReceiveInto(parent, {{"chief", source.port()}});
+  receive.serve_port = parent_port;
+  receive.serve_expect = 1;
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::FILE* out = std::fopen("/dev/null", "w");
+    _exit(RunRelayReceive(receive, out));
+  }
+  ASSERT_GT(pid, 0);
+  std::string said;
+  int exit = -1;
+  std::thread child_node([&] {
+    exit = Receive(ReceiveInto(node_, {{"n1", parent_port}, {"chief", chief}}), &said);
+  });
+  EXPECT_TRUE(WaitForSize(node_ + "/big.bin.fleetplan-part", kBig / 2));
+  kill(pid, SIGKILL);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  child_node.join();
+  source.Release(/*break_off=*/true);
+  server.join();
+  std::fclose(server_out);
+  EXPECT_EQ(exit, 0) << said;
+  EXPECT_THAT(said, HasSubstr("relay: falling back from n1 at 127.0.0.1:"));
+  // a.txt came from the parent before big.bin.
+  EXPECT_THAT(said, HasSubstr("received 3 files (8388632 bytes) from n1 and chief, removed 0"));
+  ExpectChiefsTree(node_);
+  // The parent left its part behind, never renamed into place.
+  EXPECT_NE(access((parent + "/big.bin").c_str(), F_OK), 0);
+}
+
+TEST_F(RelayTest, AParentWhoseSourceFailsBreaksItsChildOffToTheNextSource) {
+  // The parent's source breaks off and it has no other: it exits as
+  // unreachable, and its child, mid-file, gets the rest from the chief.
+  SlowSource source(chief_, text_, manifest_, kBig / 2);
+  int chief = FreeLoopbackPort(), parent_port = FreeLoopbackPort();
+  std::FILE* server_out = std::tmpfile();
+  std::thread server = ServeChief(chief, 1, server_out);
+  RelayReceiveOptions receive = ReceiveInto(TempDir(), {{"chief", source.port()}});
+  receive.serve_port = parent_port;
+  receive.serve_expect = 1;
+  std::string parent_said, said;
+  int parent_exit = -1, exit = -1;
+  std::thread parent_node([&] { parent_exit = Receive(receive, &parent_said); });
+  std::thread child_node([&] {
+    exit = Receive(ReceiveInto(node_, {{"n1", parent_port}, {"chief", chief}}), &said);
+  });
+  EXPECT_TRUE(WaitForSize(node_ + "/big.bin.fleetplan-part", kBig / 2));
+  source.Release(/*break_off=*/true);
+  parent_node.join();
+  child_node.join();
+  server.join();
+  std::fclose(server_out);
+  EXPECT_EQ(parent_exit, kExitRelayUnreachable) << parent_said;
+  EXPECT_THAT(parent_said, HasSubstr("the connection closed early"));
+  EXPECT_EQ(exit, 0) << said;
+  EXPECT_THAT(said, HasSubstr("relay: falling back from n1 at 127.0.0.1:"));
+  EXPECT_THAT(said, HasSubstr("from n1 and chief, removed 0"));
+  ExpectChiefsTree(node_);
 }
 
 }  // namespace

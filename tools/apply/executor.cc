@@ -571,8 +571,13 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
     NoteSyncChanges(*result);
     outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent,
                                   " bytes), ", result->files_removed, " removed; ",
-                                  FormatBytes(result->bytes_sent), " from this machine");
-    NoteSyncTraffic({node.name, "direct", result->bytes_sent, result->bytes_sent});
+                                  FormatBytes(result->bytes_from_here), " from this machine");
+    if (result->bytes_from_here < result->bytes_sent) {
+      absl::StrAppend(&outcome.detail, " (shared workdir: ",
+                      FormatBytes(result->bytes_sent - result->bytes_from_here),
+                      " put there by another node's sync)");
+    }
+    NoteSyncTraffic({node.name, "direct", result->bytes_sent, result->bytes_from_here});
   }
   return outcome;
 }
@@ -611,6 +616,7 @@ Executor::Outcome Executor::RunCommand(const Step& step, const std::string& comm
     spec.command = command;
     spec.env = env;
     spec.hold_stdin = serving_done != nullptr;
+    spec.launches_agent = step.kind == StepKind::kLaunchAgent;
     status = connections_.at(step.node)->Run(spec, on_output, timed.get());
   }
   buffer.Flush();

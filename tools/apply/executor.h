@@ -183,9 +183,10 @@ class Executor {
   // Sync relay (executor_relay.cc): true when `[sync] relay` applies here.
   bool UseRelay() const;
   // Runs the sync steps: directly, or, with the relay, the chief's first
-  // and then the others fetching from the chief's agent.
+  // and then the others fetching along the relay chain.
   void RunSyncSteps(const std::vector<const Step*>& steps);
-  // A node fetches its changed files from the chief (relay_from_).
+  // A node fetches its changed files from its parent in the relay chain
+  // (the chief, relay_from_, when that fails), passing them on meanwhile.
   Outcome RelayNode(const Step& step, const NodeSpec& node);
   void NoteSyncTraffic(SyncTraffic traffic) ABSL_LOCKS_EXCLUDED(mu_);
   // After a node's sync changed files: an extra (the agent, a built
@@ -199,6 +200,8 @@ class Executor {
   // Fills prefetched_ for every node but `except`, when a relayed sync may
   // follow.
   void PrefetchRecordedManifests(const std::string& except);
+  // Places the nodes of `steps` that lack files in the relay chain.
+  void LinkRelayChain(const std::vector<const Step*>& steps);
   // Shell text that fetches the agent from the chief's relay into
   // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
   std::string FetchAgentCommand(const NodeSpec& node) const;
@@ -278,6 +281,13 @@ class Executor {
   Manifest sync_manifest_;  // source_ plus built binaries and the agent
   // While the chief serves the relay: its HOST:PORT, for the others.
   std::string relay_from_;
+  // Each relayed node's place in the relay chain (RelayParent), set before
+  // the relayed steps start, read-only during them.
+  struct RelayLink {
+    const NodeSpec* parent = nullptr;
+    int children = 0;
+  };
+  std::map<std::string, RelayLink> relay_links_;
   // What each node recorded, read at once before a relayed sync (written
   // before the steps start, read-only during them).
   std::map<std::string, Manifest> recorded_;

@@ -1,8 +1,18 @@
 // The sync relay, apply's side: the chief is synced directly; its agent
-// then serves its tree (`--relay-serve`) while every other node's agent
-// fetches its own diff from it over the nodes' network (`--relay-from`),
-// so the changed files cross this machine's link once. A node that cannot
-// reach the chief gets a direct sync instead, and the step says so.
+// then serves its tree (`--relay-serve`) while the other nodes that lack
+// files fetch their own diff along a chain (RelayParent), each from the
+// one before it, which passes on what it receives as it receives it
+// (`--relay-from` with `--relay-port`), over the nodes' network, so the
+// changed files cross this machine's link once. A node whose parent cannot
+// be reached or breaks off turns to the chief; one that cannot reach the
+// chief either gets a direct sync; the step says which.
+//
+// The chief's own receive is not pipelined into the relay: apply writes it
+// through the transport's file channel (PutFiles: tar over ssh, the Docker
+// API), which no agent sees; its children would have to poll the chief's
+// disk for files that are whole. The chain starts once the chief's tree is
+// synced and checked, which also keeps the stale-chief check simple (its
+// recorded manifest is the one apply expects).
 
 #include <algorithm>
 #include <optional>
@@ -75,15 +85,20 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   }
   RunSteps(first, options_.parallelism);
   if (Stopping()) return;
+  LinkRelayChain(others);
+  struct Unlink {
+    std::map<std::string, RelayLink>& links;
+    ~Unlink() { links.clear(); }
+  } unlink{relay_links_};
   // The chief serves until every other node's step has ended (its stdin
-  // closes then). Each node may connect twice: once for the agent, once
-  // for its files.
+  // closes then). Each node may connect three times: for the agent, for
+  // its files, and for the rest of them after its parent broke off.
   CommandSpec serve;
   serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
                                ShellQuote(chief.workdir), " --manifest=",
                                ShellQuote(SyncManifestPath(chief)),
                                " --relay-port=", spec_.SupervisorPort(),
-                               " --relay-expect=", 2 * others.size());
+                               " --relay-expect=", 3 * others.size(), " --watch-stdin");
   serve.hold_stdin = true;
   absl::Notification others_done, listening, server_ended;
   absl::Mutex served_mu;
@@ -117,7 +132,10 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
                                                   " did not start (", LastLine(served),
                                                   "); sending to every node directly"));
   }
-  RunSteps(others, options_.parallelism);
+  // Every node of the chain at once: a parent waits for its child to
+  // connect, which a queue behind `parallelism` would hold back. Apply's
+  // side of each is one command on an open connection.
+  RunSteps(others, std::max<int>(options_.parallelism, others.size()));
   relay_from_.clear();
   others_done.Notify();
   server.join();
@@ -171,6 +189,26 @@ std::optional<uint64_t> Executor::ReadRecordedManifests(const std::vector<const 
   return largest;
 }
 
+void Executor::LinkRelayChain(const std::vector<const Step*>& steps) {
+  // Only the nodes that lack something pass files on: an unchanged node's
+  // step ends at once.
+  std::vector<const NodeSpec*> chain = {&spec_.chief()};
+  for (const Step* step : steps) {
+    const NodeSpec* node = FindNode(step->node);
+    auto recorded = recorded_.find(step->node);
+    if (node == nullptr || recorded == recorded_.end()) continue;
+    ManifestDiff diff = DiffManifests(options_.force ? Manifest() : recorded->second,
+                                      sync_manifest_);
+    if (diff.to_send.empty() && diff.to_remove.empty() && !options_.force) continue;
+    chain.push_back(node);
+  }
+  for (size_t position = 1; position < chain.size(); ++position) {
+    const NodeSpec* parent = chain[RelayParent(position)];
+    relay_links_[chain[position]->name].parent = parent;
+    if (parent != &spec_.chief()) ++relay_links_[parent->name].children;
+  }
+}
+
 std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
   // bash's /dev/tcp fetches the agent from the chief: the header line, the
   // manifest (skipped), the agent's index, its bytes. The agent it starts
@@ -196,8 +234,9 @@ std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
       "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
       ShellQuote(absl::StrCat(
           "exec 3<>\"/dev/tcp/$1/$2\" 2>/dev/null || { echo \"relay: cannot reach $6 at $1:$2\"; "
-          "exit ", kExitRelayUnreachable, "; }; IFS=' ' read -r magic size <&3 && "
-          "[ \"$magic\" = FPRELAY1 ] || exit 1; head -c \"$size\" <&3 >/dev/null; "
+          "exit ", kExitRelayUnreachable, "; }; read -r magic server <&3 && "
+          "[ \"$magic\" = ", kRelayMagic, " ] && read -r size <&3 || exit 1; "
+          "head -c \"$size\" <&3 >/dev/null; "
           "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\"")),
       " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ", quoted, " ",
       ShellQuote(spec_.chief().name), "\nstatus=$?\n",
@@ -244,14 +283,29 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
     suffix = absl::StrCat("\nstatus=$?; rm -f ", ShellQuote(agent_path), "; exit $status");
   }
   const NodeSpec& chief = spec_.chief();
+  // Its parent in the chain (the chief when it has none), the chief after
+  // it, and its own child, served on the supervisor port of this node.
+  RelayLink link;
+  if (auto it = relay_links_.find(node.name); it != relay_links_.end()) link = it->second;
+  const NodeSpec& parent = link.parent != nullptr ? *link.parent : chief;
+  std::string chain_flags =
+      &parent == &chief
+          ? ""
+          : absl::StrCat(" --relay-fallback=", ShellQuote(relay_from_),
+                         " --relay-fallback-node=", ShellQuote(chief.name));
+  if (link.children > 0) {
+    absl::StrAppend(&chain_flags, " --relay-port=", spec_.SupervisorPort(),
+                    " --relay-expect=", link.children);
+  }
   // The fetch records the step once the tree checked.
   const std::string record = RecordCommand(step, step.hash);
   auto fetch = [&](const std::string& agent_to_run, const std::string& before,
                    const std::string& after, std::string* output) {
     return RunCommand(
         step,
-        absl::StrCat(before, ShellQuote(agent_to_run), " --relay-from=", ShellQuote(relay_from_),
-                     " --relay-from-node=", ShellQuote(chief.name),
+        absl::StrCat(before, ShellQuote(agent_to_run), " --relay-from=",
+                     ShellQuote(PeerTarget(parent, spec_.SupervisorPort())),
+                     " --relay-from-node=", ShellQuote(parent.name), chain_flags,
                      " --relay-root=", ShellQuote(node.workdir),
                      " --manifest=", ShellQuote(SyncManifestPath(node)),
                      " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
@@ -289,8 +343,10 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
     return direct;
   }
   if (outcome.status == StepStatus::kFailed) {
-    outcome.failure = absl::StrCat(outcome.failure, "\n  (fetching the synced files from the chief '",
-                                   chief.name, "' at ", relay_from_, ")");
+    outcome.failure = absl::StrCat(outcome.failure, "\n  (fetching the synced files from '",
+                                   parent.name, "' at ",
+                                   PeerTarget(parent, spec_.SupervisorPort()),
+                                   &parent == &chief ? "" : ", then the chief", ")");
     return outcome;
   }
   outcome.status = StepStatus::kChanged;
@@ -299,7 +355,18 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
   NoteChanges(*diff, &changes);
   NoteSyncChanges(changes);
   outcome.detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
-  NoteSyncTraffic({node.name, "relay", bytes, uplink});
+  // The agent said when it gave up on its parent; that line goes in the
+  // step's detail too.
+  size_t fell_back = absl::string_view(output).find(kRelayFallbackNote);
+  if (fell_back != std::string::npos) {
+    absl::string_view note = absl::string_view(output).substr(fell_back);
+    note = note.substr(0, note.find('\n'));
+    absl::StrAppend(&outcome.detail, " (", note, ")");
+  }
+  NoteSyncTraffic({node.name,
+                   fell_back == std::string::npos ? "relay" : "relay (fallback to the chief)",
+                   bytes, uplink, absl::Duration(),
+                   fell_back == std::string::npos ? parent.name : chief.name});
   return outcome;
 }
 

@@ -117,6 +117,7 @@ class JsonReporter : public ProgressReporter {
       per_node.push_back({{"node", node.node}, {"via", node.via}, {"bytes", node.bytes},
                           {"uplink_bytes", node.uplink_bytes},
                           {"seconds", absl::ToDoubleSeconds(node.elapsed)}});
+      if (!node.from.empty()) per_node.back()["from"] = node.from;
       uplink += node.uplink_bytes;
       bytes += node.bytes;
     }
@@ -264,7 +265,8 @@ std::string SyncSummaryLine(const std::vector<SyncTraffic>& nodes, absl::Duratio
     uplink += node.uplink_bytes;
     bytes += node.bytes;
     parts.push_back(absl::StrCat(node.node, " ", FormatBytes(node.uplink_bytes), " ", node.via,
-                                 " ", Seconds(node.elapsed)));
+                                 node.from.empty() ? "" : absl::StrCat(" from ", node.from), " ",
+                                 Seconds(node.elapsed)));
   }
   return absl::StrCat("sync: ", FormatBytes(uplink), " sent from this machine for ",
                       FormatBytes(bytes), " written on ", nodes.size(),

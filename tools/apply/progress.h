@@ -33,10 +33,13 @@ absl::string_view StepStatusName(StepStatus status);
 // directly, such as the launch agent, when the chief relayed the rest).
 struct SyncTraffic {
   std::string node;
-  std::string via;  // "direct", "relay" (from the chief) or "direct (relay unreachable)"
+  // "direct", "relay", "relay (fallback to the chief)" or "direct (relay
+  // unreachable)"
+  std::string via;
   uint64_t bytes = 0;         // file bytes written on the node
   uint64_t uplink_bytes = 0;  // of those, sent from this machine
   absl::Duration elapsed;
+  std::string from;  // the node a relayed node's files came from
 };
 
 // "12.3 MiB" (B, KiB, MiB, GiB).

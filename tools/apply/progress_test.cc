@@ -58,6 +58,28 @@ TEST(ProgressTest, JsonEvents) {
   EXPECT_EQ(events[3]["exit_code"], 3);
 }
 
+// A relayed node's sync names the node its files came from.
+TEST(ProgressTest, SyncTrafficNamesWhereARelayedNodesFilesCameFrom) {
+  std::vector<SyncTraffic> nodes = {
+      {"a", "direct", 100, 100, absl::Seconds(1)},
+      {"b", "relay", 100, 0, absl::Seconds(2), "a"},
+      {"c", "relay (fallback to the chief)", 100, 0, absl::Seconds(2), "a"}};
+  EXPECT_THAT(SyncSummaryLine(nodes, absl::Seconds(3)),
+              HasSubstr("(a 100 B direct 1.0s, b 0 B relay from a 2.0s, "
+                        "c 0 B relay (fallback to the chief) from a 2.0s)"));
+  char* data = nullptr;
+  size_t size = 0;
+  std::FILE* out = open_memstream(&data, &size);
+  MakeReporter(ReportStyle::kJson, out, false, {"a", "b", "c"})
+      ->SyncReported(nodes, absl::Seconds(3));
+  std::fclose(out);
+  nlohmann::json sync = nlohmann::json::parse(std::string(data, size));
+  free(data);
+  EXPECT_FALSE(sync["nodes"][0].contains("from")) << sync;
+  EXPECT_EQ(sync["nodes"][1]["from"], "a") << sync;
+  EXPECT_EQ(sync["nodes"][2]["via"], "relay (fallback to the chief)") << sync;
+}
+
 TEST(ProgressTest, LiveRedrawsWithColour) {
   std::string text = Capture(ReportStyle::kLive, true);
   EXPECT_THAT(text, HasSubstr("\033[1A"));

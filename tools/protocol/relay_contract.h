@@ -7,6 +7,8 @@
 
 #include <cstddef>
 
+#include "absl/strings/string_view.h"
+
 namespace fleetplan {
 
 // `[sync] relay = "auto"` relays from this many nodes: with two, the chief
@@ -18,8 +20,34 @@ inline constexpr size_t kRelayMinNodes = 3;
 // and the others after it, and costs the user's link little.
 inline constexpr unsigned long long kRelayMinBytes = 1ull << 20;
 
-// A receiver that could not reach the chief's relay (or what answered was
-// not one) exits with this; apply then sends to that node directly.
+// The nodes that relay, the chief at position 0 and the others in the
+// order apply lists them, form a tree where the node at position p > 0
+// receives from the one at RelayParent(p) while serving its own children.
+// Fan-out 1, a chain: every node's link carries each byte once in and once
+// out, the most a pipeline gets from links of equal speed (a wider tree
+// splits a parent's uplink among its children), and depth costs only a
+// chunk's time per hop since each node forwards while it receives. Its
+// cost is a broken node cutting off those after it: they fall back to the
+// chief. Raise it to bound depth on very many nodes.
+inline constexpr size_t kRelayFanOut = 1;
+inline constexpr size_t RelayParent(size_t position) {
+  return position == 0 ? 0 : (position - 1) / kRelayFanOut;
+}
+
+// The first line a relay server sends, at once on accepting (the apply's
+// agent fetch in bash reads it too): a receiver tells a relay from
+// something else on the port without waiting for the manifest, which a
+// node still connecting to its own source does not have yet.
+inline constexpr absl::string_view kRelayMagic = "FPRELAY2";
+
+// A receiver prints this, then the source's node name and why, for each
+// source it gave up on before the next (the chief); apply tells from it
+// that the node fell back.
+inline constexpr absl::string_view kRelayFallbackNote = "relay: falling back from ";
+
+// A receiver that could reach no relay (or what answered was not one, or
+// its last source broke off) exits with this; apply then sends to that node
+// directly.
 inline constexpr int kExitRelayUnreachable = 75;
 
 // The node could not fetch the agent from the chief (no bash, or its

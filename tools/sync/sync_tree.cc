@@ -122,10 +122,11 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
       FP_RETURN_IF_ERROR(options.before_send(bytes));
     }
     result.bytes_sent = bytes;
-    absl::Status sent = connection.PutFiles(files, remote_root);
+    absl::StatusOr<uint64_t> sent = connection.PutFilesCounting(files, remote_root);
     if (!sent.ok()) {
-      return WithContext(sent, absl::StrCat("sending files to ", remote_root));
+      return WithContext(sent.status(), absl::StrCat("sending files to ", remote_root));
     }
+    result.bytes_from_here = *sent;
     result.files_sent = files.size();
   }
   if (!diff.to_remove.empty()) {

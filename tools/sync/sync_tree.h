@@ -23,6 +23,9 @@ namespace fleetplan {
 struct SyncResult {
   int files_sent = 0;
   uint64_t bytes_sent = 0;
+  // What of it left this machine: less on a workdir the nodes share, where
+  // another node's sync may have put the files already.
+  uint64_t bytes_from_here = 0;
   int files_removed = 0;
   // True when a file added from outside the source tree (a built binary,
   // the agent) was sent or removed.
