@@ -123,8 +123,7 @@ class ApplySession {
         return Workdir(frame);
       default:
         return absl::InvalidArgumentError(
-            absl::StrCat("unexpected frame '", std::string(1, static_cast<char>(frame.type)),
-                         "'"));
+            absl::StrCat("unexpected frame '", std::string(1, static_cast<char>(frame.type)), "'"));
     }
   }
 
@@ -180,10 +179,11 @@ class ApplySession {
     if (target.ok() && failure->ok()) {
       temporary = absl::StrCat(*target, ".fleetplan-tmp");
       absl::Status made = MakeDirs(ParentOf(*target));
-      fd = made.ok() ? open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600)
-                     : -1;
-      if (!made.ok()) *failure = made;
-      else if (fd < 0) *failure = absl::InternalError(absl::StrCat(temporary, ": ", strerror(errno)));
+      fd = made.ok() ? open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+      if (!made.ok())
+        *failure = made;
+      else if (fd < 0)
+        *failure = absl::InternalError(absl::StrCat(temporary, ": ", strerror(errno)));
     } else if (!target.ok() && failure->ok()) {
       *failure = target.status();
     }
@@ -278,7 +278,7 @@ class ApplySession {
   const absl::Duration idle_timeout_;
   FrameReader reader_;
   std::string pending_;  // frames not yet written
-  bool ended_ = false;  // apply left during a command
+  bool ended_ = false;   // apply left during a command
 };
 
 void ApplySession::TakeCancels(bool* cancel) {
@@ -329,7 +329,8 @@ absl::Status ApplySession::Run(const Frame& frame) {
     if (cancel && !stop_at.has_value()) {
       // As a transport does: EOF on stdin first, the agent stops its ranks on it.
       process.CloseStdin();
-      stop_at = absl::Now() + (*hold != 0 ? absl::Milliseconds(*stdin_grace) : absl::ZeroDuration());
+      stop_at =
+          absl::Now() + (*hold != 0 ? absl::Milliseconds(*stdin_grace) : absl::ZeroDuration());
     }
     if (stop_at.has_value() && absl::Now() >= *stop_at) {
       StopAll(processes, absl::Milliseconds(*term_grace), forward);
@@ -346,7 +347,8 @@ absl::Status ApplySession::Run(const Frame& frame) {
   }
   // What it printed last; a process it left behind (the detached agent)
   // may hold the pipe, so only what is there now.
-  if (process.output_open()) process.ReadOutput([&](absl::string_view chunk) { forward(0, chunk); });
+  if (process.output_open())
+    process.ReadOutput([&](absl::string_view chunk) { forward(0, chunk); });
   Send(FrameType::kStatus, {absl::StrCat(*process.exit_status())});
   return absl::OkStatus();
 }
@@ -371,16 +373,16 @@ TreeCheckReport CheckSyncedTree(const std::string& root, const std::string& mani
     return {0, absl::StrCat(manifest->entries.size(), " files as listed")};
   }
   constexpr size_t kNamed = 10;
-  return {1, absl::StrCat(mismatches.size(), " of ", manifest->entries.size(),
-                          " files differ from what was sent: ",
-                          absl::StrJoin(mismatches.begin(),
-                                        mismatches.begin() + std::min(kNamed, mismatches.size()),
-                                        ", "),
-                          mismatches.size() > kNamed ? ", ..." : "")};
+  return {
+      1, absl::StrCat(mismatches.size(), " of ", manifest->entries.size(),
+                      " files differ from what was sent: ",
+                      absl::StrJoin(mismatches.begin(),
+                                    mismatches.begin() + std::min(kNamed, mismatches.size()), ", "),
+                      mismatches.size() > kNamed ? ", ..." : "")};
 }
 
-std::string CheckWorkdir(const std::string& workdir, const std::string& state_dir,
-                         uint64_t bytes, int* status) {
+std::string CheckWorkdir(const std::string& workdir, const std::string& state_dir, uint64_t bytes,
+                         int* status) {
   std::string user;
   if (const char* logname = getenv("LOGNAME"); logname != nullptr && *logname != '\0') {
     user = logname;
@@ -401,7 +403,8 @@ std::string CheckWorkdir(const std::string& workdir, const std::string& state_di
         workdir, ": cannot be created or written by ", user, " (",
         made.ok() ? "not writable" : std::string(made.message()), "); expected a folder ", user,
         " can write at this absolute path on every node; fix: choose a workdir on a writable "
-        "filesystem, or create it and give ", user, " write access to it");
+        "filesystem, or create it and give ",
+        user, " write access to it");
     *status = 1;
     return FormatCheckLine(check) + "\n";
   }

@@ -24,7 +24,8 @@ namespace {
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = absl::StrCat(getenv("TEST_TMPDIR"), "/", ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    root_ = absl::StrCat(getenv("TEST_TMPDIR"), "/",
+                         ::testing::UnitTest::GetInstance()->current_test_info()->name());
     ASSERT_TRUE(MakeDirs(root_).ok());
     int to_agent[2], from_agent[2];
     ASSERT_EQ(pipe2(to_agent, O_CLOEXEC), 0);
@@ -109,7 +110,7 @@ TEST_F(SessionTest, WritesReadsPutsAndRemovesFiles) {
   Frame contents = Receive();
   ASSERT_EQ(contents.type, FrameType::kContents);
   EXPECT_EQ(contents.fields, (std::vector<std::string>{"ok", "hello", "ok", "abc\n", "missing",
-                                                      contents.fields.at(5)}));
+                                                       contents.fields.at(5)}));
   Send(FrameType::kRemove, {root_ + "/w", "y", "not-there"});
   EXPECT_EQ(Receive().type, FrameType::kOk);
   EXPECT_FALSE(ReadFileToString(root_ + "/w/y").ok());
@@ -133,8 +134,8 @@ TEST_F(SessionTest, PathsOutsideTheRootAreRefusedAndTheStreamStaysInStep) {
 }
 
 TEST_F(SessionTest, RunsACommandWithItsEnvironmentAndStatus) {
-  Send(FrameType::kRun, {"echo \"$GREETING\" in $(pwd); echo err >&2; exit 3", root_, "0",
-                         "0", "1000", "GREETING=hi there"});
+  Send(FrameType::kRun, {"echo \"$GREETING\" in $(pwd); echo err >&2; exit 3", root_, "0", "0",
+                         "1000", "GREETING=hi there"});
   auto [output, status] = Finish();
   EXPECT_EQ(status, 3);
   EXPECT_EQ(output, absl::StrCat("hi there in ", root_, "\nerr\n"));

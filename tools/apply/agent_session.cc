@@ -41,14 +41,14 @@ absl::Status AgentSessionConnection::Start(Connection& base) {
   pending_.clear();
   broken_ = absl::OkStatus();
   ended_ = false;
-  FP_ASSIGN_OR_RETURN(stream_, base.OpenStream(absl::StrCat("exec ", ShellQuote(agent_path_),
-                                                            " --apply-session")));
+  FP_ASSIGN_OR_RETURN(
+      stream_, base.OpenStream(absl::StrCat("exec ", ShellQuote(agent_path_), " --apply-session")));
   absl::StatusOr<Frame> hello = Receive(hello_timeout_);
   auto refused = [&](absl::string_view said) {
     std::string errors(absl::StripAsciiWhitespace(stream_->ErrorOutput()));
-    return absl::FailedPreconditionError(
-        absl::StrCat("node '", node_, "': ", agent_path_, " serves no apply session (", said,
-                     errors.empty() ? "" : ": ", errors, ")"));
+    return absl::FailedPreconditionError(absl::StrCat("node '", node_, "': ", agent_path_,
+                                                      " serves no apply session (", said,
+                                                      errors.empty() ? "" : ": ", errors, ")"));
   };
   if (!hello.ok()) {
     // It ended (missing, or an agent without the flag): what it said.
@@ -57,8 +57,7 @@ absl::Status AgentSessionConnection::Start(Connection& base) {
   }
   if (hello->type != FrameType::kHello || hello->fields.size() != 1 ||
       hello->fields[0] != kSessionGreeting) {
-    return refused(absl::StrCat("it greeted with something else than \"", kSessionGreeting,
-                                "\""));
+    return refused(absl::StrCat("it greeted with something else than \"", kSessionGreeting, "\""));
   }
   return absl::OkStatus();
 }
@@ -85,8 +84,7 @@ absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl:
   return broken_;
 }
 
-absl::Status AgentSessionConnection::Send(FrameType type,
-                                          const std::vector<std::string>& fields) {
+absl::Status AgentSessionConnection::Send(FrameType type, const std::vector<std::string>& fields) {
   if (!broken_.ok()) return broken_;
   // A request's frames leave together, when its answer is awaited.
   pending_ += EncodeFrame(type, fields);
@@ -161,9 +159,8 @@ absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& 
         Receive(cancel_sent || cancel == nullptr ? left : std::min(left, kPoll));
     if (absl::IsDeadlineExceeded(frame.status())) {
       if (absl::Now() < deadline) continue;  // a look at the cancel
-      Broken("awaiting a command's end",
-             absl::DeadlineExceededError(
-                 absl::StrCat("no answer within ", absl::FormatDuration(timeout))))
+      Broken("awaiting a command's end", absl::DeadlineExceededError(absl::StrCat(
+                                             "no answer within ", absl::FormatDuration(timeout))))
           .IgnoreError();  // kept in broken_
       return absl::DeadlineExceededError(broken_.message());
     }
@@ -184,10 +181,9 @@ absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& 
 absl::StatusOr<int> AgentSessionConnection::Run(const CommandSpec& command,
                                                 const OutputCallback& on_output,
                                                 const absl::Notification* cancel) {
-  std::vector<std::string> fields = {
-      command.command, command.cwd, command.hold_stdin ? "1" : "0",
-      Number(absl::ToInt64Milliseconds(options_.stdin_grace)),
-      Number(absl::ToInt64Milliseconds(options_.term_grace))};
+  std::vector<std::string> fields = {command.command, command.cwd, command.hold_stdin ? "1" : "0",
+                                     Number(absl::ToInt64Milliseconds(options_.stdin_grace)),
+                                     Number(absl::ToInt64Milliseconds(options_.term_grace))};
   for (const auto& [name, value] : command.env) {
     if (name.empty() || absl::StrContains(name, '=')) {
       return absl::InvalidArgumentError(
@@ -211,8 +207,8 @@ std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
   if (sent.ok()) sent = Send(FrameType::kRead, paths);
   absl::StatusOr<Frame> answer =
       sent.ok() ? ReceiveAnswerFrame("reading files", options_.reply_timeout) : sent;
-  if (answer.ok() && (answer->type != FrameType::kContents ||
-                      answer->fields.size() != 2 * paths.size())) {
+  if (answer.ok() &&
+      (answer->type != FrameType::kContents || answer->fields.size() != 2 * paths.size())) {
     answer = Broken("reading files", absl::DataLossError("an answer of another kind"));
   }
   if (!answer.ok()) return std::vector<absl::StatusOr<std::string>>(paths.size(), answer.status());
@@ -230,8 +226,8 @@ std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
   return contents;
 }
 
-absl::Status AgentSessionConnection::WriteFile(const std::string& path,
-                                               absl::string_view content, uint32_t mode) {
+absl::Status AgentSessionConnection::WriteFile(const std::string& path, absl::string_view content,
+                                               uint32_t mode) {
   FP_RETURN_IF_ERROR(Begin());
   FP_RETURN_IF_ERROR(Send(FrameType::kWrite, {path, Number(mode), std::string(content)}));
   return ReceiveAnswer(absl::StrCat("writing ", path));
@@ -241,7 +237,8 @@ absl::Status AgentSessionConnection::SendFile(const FileToSend& file) {
   int fd = open(file.local_path.c_str(), O_RDONLY | O_CLOEXEC);
   struct stat info;
   if (fd < 0 || fstat(fd, &info) != 0) {
-    absl::Status missing = absl::NotFoundError(absl::StrCat(file.local_path, ": ", strerror(errno)));
+    absl::Status missing =
+        absl::NotFoundError(absl::StrCat(file.local_path, ": ", strerror(errno)));
     if (fd >= 0) close(fd);
     // A header the agent refuses keeps the stream in step.
     FP_RETURN_IF_ERROR(Send(FrameType::kFile, {"", Number(file.mode), "0"}));
@@ -257,7 +254,8 @@ absl::Status AgentSessionConnection::SendFile(const FileToSend& file) {
     if (n <= 0) {
       // It shrank or broke while read: what was promised still goes, and
       // the sync fails with why.
-      if (local.ok()) local = absl::DataLossError(absl::StrCat(file.local_path, ": changed while sent"));
+      if (local.ok())
+        local = absl::DataLossError(absl::StrCat(file.local_path, ": changed while sent"));
       std::fill(chunk.begin(), chunk.end(), '\0');
       n = chunk.size();
     }
@@ -294,15 +292,11 @@ absl::Status AgentSessionConnection::RemoveFiles(const std::string& remote_root,
   return ReceiveAnswer(absl::StrCat("removing files under ", remote_root));
 }
 
-absl::StatusOr<int> AgentSessionConnection::VerifyTree(const std::string& root,
-                                                       const std::string& manifest_path,
-                                                       const std::string& record_path,
-                                                       const std::string& record_content,
-                                                       absl::Duration timeout,
-                                                       std::string* output) {
+absl::StatusOr<int> AgentSessionConnection::VerifyTree(
+    const std::string& root, const std::string& manifest_path, const std::string& record_path,
+    const std::string& record_content, absl::Duration timeout, std::string* output) {
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(
-      Send(FrameType::kVerify, {root, manifest_path, record_path, record_content}));
+  FP_RETURN_IF_ERROR(Send(FrameType::kVerify, {root, manifest_path, record_path, record_content}));
   return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
                        nullptr, timeout);
 }

@@ -62,8 +62,7 @@ class AgentSessionConnection : public Connection {
                            const std::vector<std::string>& paths) override;
   ~AgentSessionConnection() override { stream_.reset(); }
 
-  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(
-      const std::string& command) override {
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override {
     return base_->OpenStream(command);
   }
 
@@ -72,9 +71,8 @@ class AgentSessionConnection : public Connection {
   // (empty: nothing) when it passed. DeadlineExceeded (and the session
   // broken) when it takes longer than `timeout`.
   absl::StatusOr<int> VerifyTree(const std::string& root, const std::string& manifest_path,
-                                 const std::string& record_path,
-                                 const std::string& record_content, absl::Duration timeout,
-                                 std::string* output);
+                                 const std::string& record_path, const std::string& record_content,
+                                 absl::Duration timeout, std::string* output);
 
   // The workdir check before a sync, in the agent: its check line in
   // `output`, 1 when it failed. Bound as VerifyTree.
@@ -82,11 +80,13 @@ class AgentSessionConnection : public Connection {
                                    uint64_t bytes, absl::Duration timeout, std::string* output);
 
  private:
-  AgentSessionConnection(std::unique_ptr<Connection> base, std::string node,
-                         std::string agent_path, absl::Duration hello_timeout,
-                         SessionRunOptions options)
-      : base_(std::move(base)), node_(std::move(node)), agent_path_(std::move(agent_path)),
-        hello_timeout_(hello_timeout), options_(options) {}
+  AgentSessionConnection(std::unique_ptr<Connection> base, std::string node, std::string agent_path,
+                         absl::Duration hello_timeout, SessionRunOptions options)
+      : base_(std::move(base)),
+        node_(std::move(node)),
+        agent_path_(std::move(agent_path)),
+        hello_timeout_(hello_timeout),
+        options_(options) {}
 
   // Starts the agent on `base` and reads its greeting.
   absl::Status Start(Connection& base);

@@ -124,6 +124,18 @@ std::string Script(const std::string& dir, const std::string& body) {
   return path;
 }
 
+// What a scripted agent says first to be taken for one that serves.
+constexpr char kGreets[] =
+    "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; ";
+
+// A session with `agent` on a connection of its own.
+absl::StatusOr<std::unique_ptr<AgentSessionConnection>> OpenOn(const std::string& agent,
+                                                               const std::string& node = "n1",
+                                                               SessionRunOptions options = {}) {
+  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  return AgentSessionConnection::Open(base, node, agent, absl::Seconds(10), options);
+}
+
 TEST(AgentSessionTest, CarriesFilesAndCommandsThroughTheRealAgent) {
   std::string dir = TempDir();
   std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
@@ -143,31 +155,30 @@ TEST(AgentSessionTest, CarriesFilesAndCommandsThroughTheRealAgent) {
   ASSERT_TRUE(node.RemoveFiles(dir + "/w", {"sub/big"}).ok());
   EXPECT_FALSE(ReadFileToString(dir + "/w/sub/big").ok());
   std::string output;
-  absl::StatusOr<int> status =
-      node.Run({"echo \"$RUN\"; exit 4", {{"RUN", "r-1"}}, dir},
-               [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, nullptr);
+  absl::StatusOr<int> status = node.Run(
+      {"echo \"$RUN\"; exit 4", {{"RUN", "r-1"}}, dir},
+      [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); }, nullptr);
   EXPECT_EQ(*status, 4);
   EXPECT_EQ(output, "r-1\n");
   std::string check;
-  EXPECT_EQ(*(*session)->CheckWorkdir(dir + "/wd", dir + "/wd/.fleetplan", 1, absl::Seconds(30),
-                                      &check),
-            0);
+  EXPECT_EQ(
+      *(*session)->CheckWorkdir(dir + "/wd", dir + "/wd/.fleetplan", 1, absl::Seconds(30), &check),
+      0);
   EXPECT_TRUE(absl::StartsWith(check, "fleetplan-check workdir ok")) << check;
 }
 
 TEST(AgentSessionTest, ACancelledCommandIsStoppedThroughTheSession) {
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
   SessionRunOptions options;
   options.stdin_grace = absl::Milliseconds(100);
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10), options);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(Agent(), "n1", options);
   ASSERT_TRUE(session.ok()) << session.status();
   absl::Notification cancel;
   cancel.Notify();
   absl::Time start = absl::Now();
   CommandSpec command{"exec sleep 30"};
   command.hold_stdin = true;
-  absl::StatusOr<int> status = (*session)->Run(command, [](absl::string_view) {}, &cancel);
+  absl::StatusOr<int> status = (*session)->Run(
+      command, [](absl::string_view) {}, &cancel);
   EXPECT_EQ(*status, 128 + SIGTERM);
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
   // The session goes on.
@@ -175,9 +186,7 @@ TEST(AgentSessionTest, ACancelledCommandIsStoppedThroughTheSession) {
 }
 
 TEST(AgentSessionTest, APausedSessionStartsAFreshAgentOnItsNextRequest) {
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10));
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(Agent());
   ASSERT_TRUE(session.ok()) << session.status();
   EXPECT_TRUE(absl::IsNotFound((*session)->ReadFile("/nonexistent/a").status()));
   // Longer than the agent waits for a request.
@@ -186,11 +195,9 @@ TEST(AgentSessionTest, APausedSessionStartsAFreshAgentOnItsNextRequest) {
 }
 
 TEST(AgentSessionTest, TheAgentLeavesAnIdleSession) {
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
   SessionRunOptions options;
   options.restart_after_idle = absl::Hours(1);  // do not start it again
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n1", Agent(), absl::Seconds(10), options);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(Agent(), "n1", options);
   ASSERT_TRUE(session.ok()) << session.status();
   absl::SleepFor(kSessionIdleTimeout + absl::Milliseconds(300));
   absl::StatusOr<std::string> read = (*session)->ReadFile("/nonexistent/b");
@@ -209,7 +216,8 @@ TEST(AgentSessionTest, AMissingAgentLeavesTheConnectionToItsCommands) {
 
 TEST(AgentSessionTest, AStaleAgentIsRefusedWithWhatItSaid) {
   // An agent from before the session: the flag is unknown to it.
-  std::string agent = Script(TempDir(), "echo \"ERROR: Unknown command line flag 'apply_session'\" >&2; exit 1");
+  std::string agent =
+      Script(TempDir(), "echo \"ERROR: Unknown command line flag 'apply_session'\" >&2; exit 1");
   std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
   absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
       AgentSessionConnection::Open(base, "n1", agent, absl::Seconds(10));
@@ -220,22 +228,21 @@ TEST(AgentSessionTest, AStaleAgentIsRefusedWithWhatItSaid) {
 }
 
 TEST(AgentSessionTest, AnotherVersionsGreetingIsRefused) {
-  std::string agent = Script(TempDir(), "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 0'; cat >/dev/null");
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n1", agent, absl::Seconds(10));
+  std::string agent =
+      Script(TempDir(),
+             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 0'; cat "
+             ">/dev/null");
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(agent);
   EXPECT_EQ(session.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(absl::StrContains(session.status().message(), "something else")) << session.status();
 }
 
 TEST(AgentSessionTest, ABrokenStreamFailsThisAndEveryLaterRequestNamingTheNode) {
   // A right greeting, then a frame that cannot be one.
-  std::string agent = Script(TempDir(),
-                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
-                             "head -c 5 >/dev/null; printf 'k\\177\\377\\377\\377'; sleep 1");
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n7", agent, absl::Seconds(10));
+  std::string agent = Script(
+      TempDir(),
+      absl::StrCat(kGreets, "head -c 5 >/dev/null; printf 'k\\177\\377\\377\\377'; sleep 1"));
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(agent, "n7");
   ASSERT_TRUE(session.ok()) << session.status();
   absl::Status written = (*session)->WriteFile("/tmp/x", "y", 0644);
   EXPECT_EQ(written.code(), absl::StatusCode::kUnavailable);
@@ -246,14 +253,11 @@ TEST(AgentSessionTest, ABrokenStreamFailsThisAndEveryLaterRequestNamingTheNode) 
 
 TEST(AgentSessionTest, AnAnswerThatNeverComesBreaksTheSessionInTime) {
   // Greets, then reads and never answers.
-  std::string agent = Script(TempDir(),
-                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
-                             "while IFS= read -r line; do :; done");
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
+  std::string agent =
+      Script(TempDir(), absl::StrCat(kGreets, "while IFS= read -r line; do :; done"));
   SessionRunOptions options;
   options.reply_timeout = absl::Milliseconds(300);
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n3", agent, absl::Seconds(10), options);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(agent, "n3", options);
   ASSERT_TRUE(session.ok()) << session.status();
   std::string output;
   absl::StatusOr<int> verified =
@@ -265,14 +269,12 @@ TEST(AgentSessionTest, AnAnswerThatNeverComesBreaksTheSessionInTime) {
 }
 
 TEST(AgentSessionTest, AnAgentThatDiesMidRequestFailsIt) {
-  std::string agent = Script(TempDir(),
-                             "printf 'H\\000\\000\\000\\035\\000\\000\\000\\031fleetplan-apply-session 1'; "
-                             "head -c 1 >/dev/null; echo killed >&2; exit 137");
-  std::unique_ptr<Connection> base = std::make_unique<StreamOnlyConnection>();
-  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session =
-      AgentSessionConnection::Open(base, "n2", agent, absl::Seconds(10));
+  std::string agent =
+      Script(TempDir(), absl::StrCat(kGreets, "head -c 1 >/dev/null; echo killed >&2; exit 137"));
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> session = OpenOn(agent, "n2");
   ASSERT_TRUE(session.ok()) << session.status();
-  absl::StatusOr<int> status = (*session)->Run({"true"}, [](absl::string_view) {}, nullptr);
+  absl::StatusOr<int> status = (*session)->Run(
+      {"true"}, [](absl::string_view) {}, nullptr);
   EXPECT_EQ(status.status().code(), absl::StatusCode::kUnavailable);
   EXPECT_TRUE(absl::StrContains(status.status().message(), "killed")) << status.status();
 }

@@ -268,7 +268,8 @@ class FakeSession : public CommandStream {
     CommandSpec command{frame.fields[0]};
     for (size_t i = 5; i < frame.fields.size(); ++i) {
       size_t equals = frame.fields[i].find('=');
-      command.env.push_back({frame.fields[i].substr(0, equals), frame.fields[i].substr(equals + 1)});
+      command.env.push_back(
+          {frame.fields[i].substr(0, equals), frame.fields[i].substr(equals + 1)});
     }
     world_->mu.Unlock();
     absl::StatusOr<int> status = commands_->Run(

@@ -56,10 +56,8 @@ TEST(SessionWireTest, FieldsOverrunningTheirFrameBreakTheStream) {
 TEST(SessionWireTest, NumbersAreChecked) {
   Frame frame{FrameType::kStatus, {"17", "x"}};
   EXPECT_EQ(*FrameNumber(frame, 0, "status"), 17u);
-  EXPECT_EQ(FrameNumber(frame, 1, "status").status().code(),
-            absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(FrameNumber(frame, 2, "status").status().code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FrameNumber(frame, 1, "status").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(FrameNumber(frame, 2, "status").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace
