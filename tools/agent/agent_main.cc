@@ -76,6 +76,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/agent/apply_session.h"
 #include "tools/agent/job_files.h"
+#include "tools/agent/sync_checks.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
 #include "tools/agent/probe.h"

@@ -8,7 +8,6 @@
 // of a program (and a shell) per step. Files are written as the SFTP path
 // writes them: a temporary name beside the target, its mode, a rename.
 
-#include <cstdint>
 #include <string>
 
 #include "absl/time/time.h"
@@ -21,21 +20,6 @@ namespace fleetplan {
 // command it runs is stopped (its process group) when the session ends
 // under it. 0 after a clean end; 1 when the stream broke (said on stderr).
 int ServeApplySession(int in_fd, int out_fd, absl::Duration idle_timeout = kSessionIdleTimeout);
-
-// What checking a synced tree found (`--verify-tree` and the session's
-// verify): 0 and "N files as listed", or 1 and the files that differ, or
-// 1 and why the manifest could not be read.
-struct TreeCheckReport {
-  int status = 0;
-  std::string message;
-};
-TreeCheckReport CheckSyncedTree(const std::string& root, const std::string& manifest_path);
-
-// The workdir check before a sync, as the plan's shell version
-// (WorkdirCheckScript) says it: `workdir` and `state_dir` can be created and
-// written, and `bytes` fit. The check line; `*status` 1 when it failed.
-std::string CheckWorkdir(const std::string& workdir, const std::string& state_dir, uint64_t bytes,
-                         int* status);
 
 }  // namespace fleetplan
 
