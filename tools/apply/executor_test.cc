@@ -436,6 +436,15 @@ class ExecutorTest : public ::testing::Test {
     return executor.Run();
   }
 
+  // An agent binary for apply to ship: a shell script in the test's
+  // temporary folder.
+  static std::string FakeAgent(const std::string& name) {
+    std::string path = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp",
+                                    "/", name);
+    EXPECT_THAT(WriteFileAtomic(path, "#!/bin/sh\n", 0755), IsOk());
+    return path;
+  }
+
   World world_;
   TransportRegistry::ScopedOverride override_;
   Manifest source_;
@@ -794,9 +803,7 @@ TEST_F(ExecutorTest, UnreachableNodeFailsBeforeAnythingRuns) {
 }
 
 TEST_F(ExecutorTest, AgentIsSyncedEvenWithoutASyncPhaseAndOnlyOnce) {
-  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
-  std::string agent = dir + "/fake-agent";
-  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  std::string agent = FakeAgent("fake-agent");
   ClusterSpec spec = Spec(2);
   Plan plan;
   plan.phases.emplace_back().kind = PhaseKind::kSync;
@@ -815,9 +822,7 @@ TEST_F(ExecutorTest, AgentIsSyncedEvenWithoutASyncPhaseAndOnlyOnce) {
 }
 
 TEST_F(ExecutorTest, NodesWhoseAgentServesASessionAreSyncedAndCheckedThroughIt) {
-  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
-  std::string agent = dir + "/fake-agent";
-  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  std::string agent = FakeAgent("fake-agent");
   ClusterSpec spec = Spec(2);
   Plan plan;
   plan.phases.emplace_back().kind = PhaseKind::kSync;
@@ -1043,9 +1048,7 @@ TEST_F(ExecutorTest, CheckOnlySkipsANodeNotCreatedYetAndChecksTheOthers) {
 }
 
 TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
-  std::string dir = absl::StrCat(getenv("TEST_TMPDIR") ? getenv("TEST_TMPDIR") : "/tmp");
-  std::string agent = dir + "/fake-agent-2";
-  ASSERT_THAT(WriteFileAtomic(agent, "#!/bin/sh\n", 0755), IsOk());
+  std::string agent = FakeAgent("fake-agent-2");
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
   plan.phases.insert(plan.phases.begin(), Phase{PhaseKind::kSync, {}});
