@@ -2,28 +2,20 @@
 
 #include <sys/un.h>
 
-#include <curl/curl.h>
-
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/docker/curl_api.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
 
 constexpr absl::string_view kDefaultSocket = "/var/run/docker.sock";
-
-void InitCurlOnce() {
-  // curl_global_init is not thread-safe; connections open from many threads.
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-}
 
 size_t AppendBody(char* data, size_t size, size_t count, void* out) {
   static_cast<std::string*>(out)->append(data, size * count);
@@ -84,8 +76,8 @@ absl::Status DockerClient::DaemonNotRunning(absl::string_view detail) const {
 absl::StatusOr<HttpResponse> DockerClient::Request(
     absl::string_view method, absl::string_view path, absl::string_view body,
     absl::string_view content_type) const {
-  InitCurlOnce();
-  CURL* curl = curl_easy_init();
+  FP_ASSIGN_OR_RETURN(const CurlApi* api, Curl());
+  CURL* curl = api->easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
   std::string url = absl::StrCat("http://docker/", kDockerApiVersion, path);
   std::string method_string(method);
@@ -93,36 +85,36 @@ absl::StatusOr<HttpResponse> DockerClient::Request(
   UploadState upload{body};
   struct curl_slist* headers = nullptr;
   std::string type_header = absl::StrCat("Content-Type: ", content_type);
-  headers = curl_slist_append(headers, type_header.c_str());
+  headers = api->slist_append(headers, type_header.c_str());
   // No "Expect: 100-continue" round trip for archive uploads.
-  headers = curl_slist_append(headers, "Expect:");
+  headers = api->slist_append(headers, "Expect:");
 
-  curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_string.c_str());
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+  api->easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH, socket_path_.c_str());
+  api->easy_setopt(curl, CURLOPT_URL, url.c_str());
+  api->easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method_string.c_str());
+  api->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  api->easy_setopt(curl, CURLOPT_WRITEFUNCTION, AppendBody);
+  api->easy_setopt(curl, CURLOPT_WRITEDATA, &response.body);
+  api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
   if (method == "POST" || method == "PUT") {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &upload);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE,
+    api->easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    api->easy_setopt(curl, CURLOPT_READFUNCTION, ReadBody);
+    api->easy_setopt(curl, CURLOPT_READDATA, &upload);
+    api->easy_setopt(curl, CURLOPT_INFILESIZE_LARGE,
                      static_cast<curl_off_t>(body.size()));
   }
-  CURLcode code = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
-  curl_slist_free_all(headers);
-  curl_easy_cleanup(curl);
+  CURLcode code = api->easy_perform(curl);
+  api->easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response.status);
+  api->slist_free_all(headers);
+  api->easy_cleanup(curl);
   if (code == CURLE_COULDNT_CONNECT) {
-    return DaemonNotRunning(curl_easy_strerror(code));
+    return DaemonNotRunning(api->easy_strerror(code));
   }
   if (code != CURLE_OK) {
     return absl::UnavailableError(absl::StrCat(method, " ", path, " on unix://",
                                                socket_path_, ": ",
-                                               curl_easy_strerror(code)));
+                                               api->easy_strerror(code)));
   }
   return response;
 }

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/docker/curl_api.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -19,18 +20,18 @@ int WaitFor(int fd, short events, absl::Duration timeout) {
   return poll(&p, 1, ms < 0 ? 0 : ms);
 }
 
-absl::Status SendAll(CURL* curl, int fd, absl::string_view data,
+absl::Status SendAll(const CurlApi& api, CURL* curl, int fd, absl::string_view data,
                      const std::string& node) {
   while (!data.empty()) {
     size_t sent = 0;
-    CURLcode code = curl_easy_send(curl, data.data(), data.size(), &sent);
+    CURLcode code = api.easy_send(curl, data.data(), data.size(), &sent);
     if (code == CURLE_AGAIN) {
       WaitFor(fd, POLLOUT, absl::Seconds(1));
       continue;
     }
     if (code != CURLE_OK) {
       return absl::UnavailableError(absl::StrCat(
-          "node ", node, ": exec start: ", curl_easy_strerror(code)));
+          "node ", node, ": exec start: ", api.easy_strerror(code)));
     }
     data.remove_prefix(sent);
   }
@@ -39,38 +40,40 @@ absl::Status SendAll(CURL* curl, int fd, absl::string_view data,
 
 }  // namespace
 
-ExecStream::ExecStream(void* curl, int fd, std::string node)
-    : curl_(curl),
+ExecStream::ExecStream(const CurlApi* api, void* curl, int fd, std::string node)
+    : api_(api),
+      curl_(curl),
       fd_(fd),
       node_(std::move(node)),
       demuxer_([this](int, absl::string_view payload) {
         if (on_output_ != nullptr && *on_output_) (*on_output_)(payload);
       }) {}
 
-ExecStream::~ExecStream() { curl_easy_cleanup(static_cast<CURL*>(curl_)); }
+ExecStream::~ExecStream() { api_->easy_cleanup(static_cast<CURL*>(curl_)); }
 
 absl::StatusOr<std::unique_ptr<ExecStream>> ExecStream::Start(
     const DockerClient& client, const std::string& exec_id,
     const std::string& node) {
-  CURL* curl = curl_easy_init();
+  FP_ASSIGN_OR_RETURN(const CurlApi* api, Curl());
+  CURL* curl = api->easy_init();
   if (curl == nullptr) return absl::InternalError("curl_easy_init failed");
-  std::unique_ptr<ExecStream> stream(new ExecStream(curl, -1, node));
-  curl_easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH,
+  std::unique_ptr<ExecStream> stream(new ExecStream(api, curl, -1, node));
+  api->easy_setopt(curl, CURLOPT_UNIX_SOCKET_PATH,
                    client.socket_path().c_str());
-  curl_easy_setopt(curl, CURLOPT_URL, "http://docker/");
-  curl_easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
-  CURLcode code = curl_easy_perform(curl);
+  api->easy_setopt(curl, CURLOPT_URL, "http://docker/");
+  api->easy_setopt(curl, CURLOPT_CONNECT_ONLY, 1L);
+  api->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  api->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 10L);
+  CURLcode code = api->easy_perform(curl);
   if (code == CURLE_COULDNT_CONNECT) {
-    return client.DaemonNotRunning(curl_easy_strerror(code));
+    return client.DaemonNotRunning(api->easy_strerror(code));
   }
   if (code != CURLE_OK) {
     return absl::UnavailableError(absl::StrCat(
-        "node ", node, ": exec start: ", curl_easy_strerror(code)));
+        "node ", node, ": exec start: ", api->easy_strerror(code)));
   }
   curl_socket_t fd = CURL_SOCKET_BAD;
-  curl_easy_getinfo(curl, CURLINFO_ACTIVESOCKET, &fd);
+  api->easy_getinfo(curl, CURLINFO_ACTIVESOCKET, &fd);
   stream->fd_ = fd;
 
   // The Engine API upgrades this request to a raw stream (101) that carries
@@ -81,7 +84,7 @@ absl::StatusOr<std::unique_ptr<ExecStream>> ExecStream::Start(
       "/start HTTP/1.1\r\nHost: docker\r\nContent-Type: application/json\r\n"
       "Connection: Upgrade\r\nUpgrade: tcp\r\nContent-Length: ",
       body.size(), "\r\n\r\n", body);
-  FP_RETURN_IF_ERROR(SendAll(curl, fd, request, node));
+  FP_RETURN_IF_ERROR(SendAll(*api, curl, fd, request, node));
 
   std::string head;
   size_t end;
@@ -91,7 +94,7 @@ absl::StatusOr<std::unique_ptr<ExecStream>> ExecStream::Start(
     }
     char buffer[4096];
     size_t n = 0;
-    code = curl_easy_recv(curl, buffer, sizeof buffer, &n);
+    code = api->easy_recv(curl, buffer, sizeof buffer, &n);
     if (code == CURLE_AGAIN) {
       WaitFor(fd, POLLIN, absl::Seconds(1));
       continue;
@@ -129,11 +132,11 @@ absl::StatusOr<bool> ExecStream::Pump(absl::Duration timeout,
   for (;;) {
     char buffer[1 << 16];
     size_t n = 0;
-    CURLcode code = curl_easy_recv(curl, buffer, sizeof buffer, &n);
+    CURLcode code = api_->easy_recv(curl, buffer, sizeof buffer, &n);
     if (code == CURLE_AGAIN) return false;
     if (code != CURLE_OK) {
       return absl::UnavailableError(absl::StrCat(
-          "node ", node_, ": exec output: ", curl_easy_strerror(code)));
+          "node ", node_, ": exec output: ", api_->easy_strerror(code)));
     }
     if (n == 0) return true;
     demuxer_.Feed(absl::string_view(buffer, n));

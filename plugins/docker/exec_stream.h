@@ -18,6 +18,8 @@
 
 namespace fleetplan {
 
+struct CurlApi;
+
 class ExecStream {
  public:
   // Starts exec `exec_id` (created with AttachStdout/AttachStderr, Tty
@@ -42,9 +44,10 @@ class ExecStream {
   void CloseStdin();
 
  private:
-  ExecStream(void* curl, int fd, std::string node);
+  ExecStream(const CurlApi* api, void* curl, int fd, std::string node);
 
-  void* curl_;  // CURL*
+  const CurlApi* api_;  // libcurl, loaded
+  void* curl_;          // CURL*
   int fd_;
   std::string node_;
   std::string early_;  // stream bytes that came with the response headers
