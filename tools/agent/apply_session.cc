@@ -26,11 +26,6 @@
 namespace fleetplan {
 namespace {
 
-std::string ParentOf(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos || slash == 0 ? "/" : path.substr(0, slash);
-}
-
 class ApplySession {
  public:
   ApplySession(int in_fd, int out_fd, absl::Duration idle_timeout)
@@ -173,7 +168,7 @@ class ApplySession {
     std::string temporary;
     if (target.ok() && failure->ok()) {
       temporary = absl::StrCat(*target, ".fleetplan-tmp");
-      absl::Status made = MakeDirs(ParentOf(*target));
+      absl::Status made = MakeDirs(Dirname(*target));
       fd = made.ok() ? open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
       if (!made.ok())
         *failure = made;

@@ -161,8 +161,7 @@ absl::Status ReceiveFile(int socket, const std::string& root, const ManifestEntr
                          size_t index, RelayStock& stock, std::vector<char>& buffer) {
   std::string path = absl::StrCat(root, "/", entry.path);
   std::string temporary = absl::StrCat(path, ".fleetplan-part");
-  size_t slash = path.rfind('/');
-  if (absl::Status made = MakeDirs(path.substr(0, slash)); !made.ok()) return made;
+  if (absl::Status made = MakeDirs(Dirname(path)); !made.ok()) return made;
   int fd = open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return FileError(absl::StrCat("creating ", temporary));
   stock.Receiving(index, temporary);

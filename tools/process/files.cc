@@ -13,6 +13,14 @@
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
+
+std::string Dirname(const std::string& path) {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
 namespace {
 
 absl::Status PathError(absl::string_view what, const std::string& path, int err) {
@@ -20,13 +28,6 @@ absl::Status PathError(absl::string_view what, const std::string& path, int err)
   if (err == ENOENT) return absl::NotFoundError(message);
   if (err == EACCES || err == EPERM) return absl::PermissionDeniedError(message);
   return absl::InternalError(message);
-}
-
-std::string Dirname(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
