@@ -3,7 +3,8 @@
 //   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
 //       --log-dir=DIR [--grace-period=10s] [--detach]
 //       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
-//       [--heartbeat-timeout=30s] [--run-id=ID] [--launcher=L] [--local-rank-arg=NAME]
+//       [--heartbeat-timeout=30s] [--key-file=PATH] [--run-id=ID] [--launcher=L]
+//       [--local-rank-arg=NAME]
 //       -- PROGRAM ARGS...
 //
 // The chief's agent (--nodes) coordinates the job; the others connect to it
@@ -84,6 +85,7 @@
 #include "tools/process/files.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/preflight_request.h"
+#include "tools/secure/job_key.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/tree_check.h"
 #include "tools/util/flags.h"
@@ -103,6 +105,10 @@ ABSL_FLAG(std::string, nodes, "",
           "Coordinator: every node of the job, this one included, comma-separated.");
 ABSL_FLAG(int, supervisor_port, 0, "Coordinator: the port the other nodes' agents connect to.");
 ABSL_FLAG(std::string, coordinator, "", "Worker: the coordinator's HOST:PORT.");
+ABSL_FLAG(std::string, key_file, "",
+          "The job's key (64 hex digits in a file of this user's alone, written by apply "
+          "through the transport): every connection between agents proves it. Required by "
+          "the agents of a job of several nodes and by the relay.");
 ABSL_FLAG(absl::Duration, heartbeat_timeout, absl::Seconds(30),
           "Silence from the coordinator (or a worker) after which the job stops.");
 ABSL_FLAG(std::string, launcher, "torchrun",
@@ -176,6 +182,15 @@ namespace {
 
 int stop_pipe[2] = {-1, -1};
 
+// The job's key from --key-file; nullopt when none was named.
+absl::StatusOr<std::optional<fleetplan::JobKey>> ReadKeyFlag() {
+  const std::string path = absl::GetFlag(FLAGS_key_file);
+  if (path.empty()) return std::optional<fleetplan::JobKey>();
+  absl::StatusOr<fleetplan::JobKey> key = fleetplan::ReadJobKeyFile(path);
+  if (!key.ok()) return key.status();
+  return std::optional<fleetplan::JobKey>(*key);
+}
+
 void OnStopSignal(int) {
   char byte = 1;
   ssize_t ignored = write(stop_pipe[1], &byte, 1);
@@ -233,10 +248,21 @@ std::optional<int> RunPreflightChecks() {
 
 // Serves or receives a sync relay; nullopt when the flags ask for neither.
 std::optional<int> RunRelay() {
+  if (absl::GetFlag(FLAGS_relay_serve).empty() && absl::GetFlag(FLAGS_relay_from).empty()) {
+    return std::nullopt;
+  }
+  absl::StatusOr<std::optional<fleetplan::JobKey>> key = ReadKeyFlag();
+  if (!key.ok() || !key->has_value()) {
+    std::fprintf(stdout, "relay: %s\n",
+                 key.ok() ? "no job key (--key-file): the relay talks to the job's nodes only"
+                          : std::string(key.status().message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
   if (std::string root = absl::GetFlag(FLAGS_relay_serve); !root.empty()) {
     fleetplan::RelayServeOptions options;
     options.root = root;
     options.manifest_path = absl::GetFlag(FLAGS_manifest);
+    options.key = **key;
     options.port = absl::GetFlag(FLAGS_relay_port);
     options.expect = absl::GetFlag(FLAGS_relay_expect);
     options.stop_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
@@ -244,6 +270,7 @@ std::optional<int> RunRelay() {
   }
   if (std::string from = absl::GetFlag(FLAGS_relay_from); !from.empty()) {
     fleetplan::RelayReceiveOptions options;
+    options.key = **key;
     options.sources.push_back({from, absl::GetFlag(FLAGS_relay_from_node)});
     if (std::string fallback = absl::GetFlag(FLAGS_relay_fallback); !fallback.empty()) {
       options.sources.push_back({fallback, absl::GetFlag(FLAGS_relay_fallback_node)});
@@ -482,7 +509,7 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] [--detach]\n"
       "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
-      "[--heartbeat-timeout=30s]\n"
+      "[--heartbeat-timeout=30s] [--key-file=PATH]\n"
       "      [--launcher=torchrun|distributed-launch|mpirun|deepspeed] [--local-rank-arg=NAME] "
       "-- PROGRAM ARGS...\n"
       "Reading and stopping the job on this node:\n"
@@ -551,6 +578,12 @@ int main(int argc, char** argv) {
   options.supervisor_port = absl::GetFlag(FLAGS_supervisor_port);
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.heartbeat_timeout = absl::GetFlag(FLAGS_heartbeat_timeout);
+  absl::StatusOr<std::optional<fleetplan::JobKey>> key = ReadKeyFlag();
+  if (!key.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(key.status().message()).c_str());
+    return fleetplan::kExitBadInput;
+  }
+  options.job_key = *key;
   options.stdin_fd = absl::GetFlag(FLAGS_watch_stdin) ? STDIN_FILENO : -1;
   if (absl::GetFlag(FLAGS_detach)) return RunDetached(options);
   return RunAgent(options);

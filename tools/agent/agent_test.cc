@@ -14,6 +14,7 @@
 #include "tools/process/process_testing.h"
 #include "tools/process/subprocess.h"
 #include "tools/protocol/job_state.h"
+#include "tools/secure/job_key.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/status_matchers.h"
 
@@ -81,6 +82,13 @@ class AgentTest : public ::testing::Test {
   std::vector<std::string> Flags() {
     return {"--node=n2", "--first-rank=2", "--nproc=2", "--restarts=0",
             "--log-dir=" + dir_, "--grace-period=3s"};
+  }
+
+  // --key-file= naming a key only this user can read, as apply writes it.
+  std::string KeyFlag() {
+    std::string path = dir_ + "/job.key";
+    EXPECT_THAT(WriteFileAtomic(path, JobKeyFileText(*MakeJobKey()), 0600), IsOk());
+    return "--key-file=" + path;
   }
 
   absl::StatusOr<NodeJobState> Stored() {
@@ -273,7 +281,7 @@ TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
 
   // One that cannot start: its status and last words in the report.
   std::vector<std::string> failing = Flags();
-  failing.insert(failing.end(), {"--detach", "--coordinator=127.0.0.1:1",
+  failing.insert(failing.end(), {"--detach", "--coordinator=127.0.0.1:1", KeyFlag(),
                                  "--heartbeat-timeout=1s", "--", fake_rank_, "-1", "0", "hang"});
   auto lost = StartAgentWith(failing, {{"FLEETPLAN_LAUNCH_REPORT", report}});
   EXPECT_EQ(WaitForExit(*lost), 1);
@@ -285,12 +293,27 @@ TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
 TEST_F(AgentTest, ADetachedAgentThatCannotStartSaysWhy) {
   std::vector<std::string> args = Flags();
   // A worker whose coordinator is not there.
-  args.insert(args.end(), {"--detach", "--coordinator=127.0.0.1:1", "--heartbeat-timeout=1s",
+  args.insert(args.end(), {"--detach", "--coordinator=127.0.0.1:1", KeyFlag(),
+                           "--heartbeat-timeout=1s",
                            "--", fake_rank_, "-1", "0", "hang"});
   EXPECT_EQ(Run(args), 1);
   EXPECT_THAT(output_, HasSubstr("cannot reach the coordinator"));
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
   EXPECT_EQ(state.phase, JobPhase::kFailed);
+}
+
+TEST_F(AgentTest, AWorkerRefusesAKeyOthersCanReadOrNoKeyAtAll) {
+  std::string open_key = dir_ + "/open.key";
+  ASSERT_THAT(WriteFileAtomic(open_key, JobKeyFileText(*MakeJobKey()), 0644), IsOk());
+  std::vector<std::string> args = Flags();
+  args.insert(args.end(), {"--coordinator=127.0.0.1:1", "--key-file=" + open_key, "--",
+                           fake_rank_, "-1", "0", "exit"});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(output_, HasSubstr("is not a file of this user's alone"));
+  args = Flags();
+  args.insert(args.end(), {"--coordinator=127.0.0.1:1", "--", fake_rank_, "-1", "0", "exit"});
+  EXPECT_EQ(Run(args), 2);
+  EXPECT_THAT(output_, HasSubstr("needs the job's key"));
 }
 
 }  // namespace

@@ -29,6 +29,20 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(50);
 // How long the last orders get to leave before the coordinator exits, and
 // how long a stopped worker waits for the coordinator's word.
 constexpr absl::Duration kLastWords = absl::Seconds(2);
+// How long a connection to the coordinator may take to prove the job's
+// key, and how many may be trying at once: a stranger that connects and
+// stays silent, or connects again and again, costs a bounded amount and
+// cannot crowd out the job's own agents (the oldest unproven one goes).
+constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
+constexpr size_t kMaxUnproven = 16;
+
+// Only an agent alone needs no key: every other one talks to a peer.
+bool alone_or_worker_key_ok(const NodeAgentOptions& options) {
+  bool alone = options.coordinator.empty() &&
+               (options.nodes.empty() ||
+                (options.nodes.size() == 1 && options.nodes[0] == options.node));
+  return alone || options.job_key.has_value();
+}
 
 absl::Status Validate(const NodeAgentOptions& options) {
   if (options.node.empty()) return absl::InvalidArgumentError("--node is required");
@@ -41,6 +55,11 @@ absl::Status Validate(const NodeAgentOptions& options) {
   }
   if (options.heartbeat_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--heartbeat-timeout must be positive");
+  }
+  if (!alone_or_worker_key_ok(options)) {
+    return absl::InvalidArgumentError(
+        "a job of several nodes needs the job's key (--key-file): the agents prove it to "
+        "each other on every connection");
   }
   if (!options.coordinator.empty() && !options.nodes.empty()) {
     return absl::InvalidArgumentError("--coordinator (a worker) and --nodes (the coordinator) "
@@ -160,6 +179,8 @@ class NodeAgent {
                                                    std::strerror(-fd)));
       }
       listener_ = Fd(fd);
+      FP_ASSIGN_OR_RETURN(endpoint_, TlsEndpoint::Make(TlsEndpoint::Side::kServer,
+                                                       *options_.job_key, kSupervisionPurpose));
     }
     job_ = std::make_unique<JobCoordinator>(job, now);
     state_.run_id = options_.run_id.empty() ? MakeRunId(now, getpid()) : options_.run_id;
@@ -177,19 +198,37 @@ class NodeAgent {
       FP_RETURN_IF_ERROR(MakeDirs(options_.log_dir));
     }
     WriteState(now);
-    absl::StatusOr<Connected> connected =
-        ConnectWithRetry(options_.coordinator, options_.heartbeat_timeout);
-    if (!connected.ok()) {
+    FP_ASSIGN_OR_RETURN(endpoint_, TlsEndpoint::Make(TlsEndpoint::Side::kClient,
+                                                     *options_.job_key, kSupervisionPurpose));
+    absl::Status reached = ConnectToCoordinator(now + options_.heartbeat_timeout);
+    if (!reached.ok()) {
+      coordinator_.reset();
       Finish(JobPhase::kFailed,
              JobFailure{options_.node, -1, 1,
-                        absl::StrCat("cannot reach the coordinator: ",
-                                     connected.status().message())},
+                        absl::StrCat("cannot reach the coordinator: ", reached.message())},
              1);
       return absl::OkStatus();
     }
-    coordinator_ = std::make_unique<PeerChannel>(std::move(connected->fd), absl::Now());
     coordinator_->Send({{"t", "hello"}, {"node", options_.node}});
     return absl::OkStatus();
+  }
+
+  // Connects and proves the job's key both ways, retrying until `deadline`
+  // (the coordinator may not listen yet, or something else may hold the
+  // port for a moment).
+  absl::Status ConnectToCoordinator(absl::Time deadline) {
+    absl::Status last = absl::UnavailableError("no attempt");
+    do {
+      absl::StatusOr<Connected> connected =
+          ConnectWithRetry(options_.coordinator, deadline - absl::Now());
+      if (!connected.ok()) return connected.status();
+      coordinator_ = std::make_unique<PeerChannel>(std::move(connected->fd), endpoint_, absl::Now());
+      last = coordinator_->HandshakeBy(std::min(deadline, absl::Now() + kHandshakeTimeout));
+      if (last.ok()) return last;
+      last = absl::Status(last.code(), absl::StrCat(connected->address, ": ", last.message()));
+      absl::SleepFor(absl::Milliseconds(100));
+    } while (absl::Now() < deadline);
+    return last;
   }
 
   // One turn of the loop: wait for output, signals or messages, then act.
@@ -294,7 +333,28 @@ class NodeAgent {
   void Accept(absl::Time now) {
     int fd = accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
-    workers_.push_back(std::make_unique<PeerChannel>(Fd(fd), now));
+    size_t unproven = 0;
+    auto oldest = workers_.end();
+    for (auto it = workers_.begin(); it != workers_.end(); ++it) {
+      if ((*it)->authenticated()) continue;
+      ++unproven;
+      if (oldest == workers_.end()) oldest = it;
+    }
+    if (unproven >= kMaxUnproven) {
+      NoteRefused("too many connections that did not prove the job's key yet");
+      workers_.erase(oldest);
+    }
+    workers_.push_back(std::make_unique<PeerChannel>(Fd(fd), endpoint_, now));
+  }
+
+  // Says why a connection was refused, without letting a flood of them
+  // fill the agent's log: the first few, then every hundredth.
+  void NoteRefused(const std::string& why) {
+    ++refused_;
+    if (refused_ <= 5 || refused_ % 100 == 0) {
+      Say(absl::StrCat("refused a connection to the supervisor port (", refused_,
+                       " so far): ", why));
+    }
   }
 
   void Handle(PeerChannel& channel, const nlohmann::json& message) {
@@ -459,6 +519,16 @@ class NodeAgent {
     absl::Time least_recent = now;
     for (auto it = workers_.begin(); it != workers_.end();) {
       PeerChannel& worker = **it;
+      if (!worker.authenticated()) {
+        // Never part of the job: dropped when it fails or takes too long.
+        if (worker.closed() || now - worker.opened() > kHandshakeTimeout) {
+          NoteRefused(worker.closed() ? worker.error() : "no proof of the job's key in time");
+          it = workers_.erase(it);
+        } else {
+          ++it;
+        }
+        continue;
+      }
       std::string lost;
       if (worker.closed()) {
         lost = "its agent's connection closed";
@@ -553,6 +623,9 @@ class NodeAgent {
   std::unique_ptr<JobCoordinator> job_;
   Fd listener_;
   std::vector<std::unique_ptr<PeerChannel>> workers_;
+  // This side's TLS settings, with the job's key (supervision purpose).
+  std::shared_ptr<TlsEndpoint> endpoint_;
+  size_t refused_ = 0;
   // A worker's side.
   std::unique_ptr<PeerChannel> coordinator_;
   std::string coordinator_node_;

@@ -5,7 +5,9 @@
 // the chief's agent coordinates.
 //
 // The coordinator (the chief's agent) listens on the supervisor port;
-// every other node's agent connects to it. Messages are JSON lines
+// every other node's agent connects to it over TLS with the job's key, and
+// a connection that does not prove the key within seconds is dropped
+// before anything it sent is read. Messages are JSON lines
 // (peer_channel.h), each with a "t" field:
 //   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
 //     failed}, stop (a stop was asked for on the worker), hb
@@ -17,6 +19,7 @@
 // decides the rest). The state is kept in job.json (tools/protocol).
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +27,7 @@
 #include "absl/time/time.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/launcher_contract.h"
+#include "tools/secure/job_key.h"
 
 namespace fleetplan {
 
@@ -49,6 +53,10 @@ struct NodeAgentOptions {
   int supervisor_port = 0;
   std::string coordinator;
   absl::Duration heartbeat_timeout = absl::Seconds(30);
+  // The job's key, which every connection between agents proves (TLS with
+  // it as pre-shared key, tools/secure/tls_channel.h); required unless
+  // this node is the job's only one.
+  std::optional<JobKey> job_key;
   absl::Duration restart_backoff = absl::Seconds(1);
 
   // End-of-file here stops the job (a foreground agent whose caller went

@@ -1,10 +1,13 @@
 #include "tools/agent/node_agent.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <string>
 #include <thread>
 
@@ -18,6 +21,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
+#include "tools/agent/peer_channel.h"
 #include "tools/agent/sockets.h"
 #include "tools/util/status_matchers.h"
 
@@ -26,6 +30,39 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::Not;
+
+// OpenSSL writes to sockets whose peer may be gone, as in the agent.
+const bool kIgnoreSigpipe = [] {
+  signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
+JobKey TestKey(uint8_t fill = 42) {
+  JobKey key;
+  key.bytes.fill(fill);
+  return key;
+}
+
+// A peer that holds the job's key (or another one): the TLS side of the
+// supervision channel as the agents speak it.
+std::shared_ptr<TlsEndpoint> PeerEndpoint(TlsEndpoint::Side side, uint8_t key = 42) {
+  return *TlsEndpoint::Make(side, TestKey(key), kSupervisionPurpose);
+}
+
+// Accepts one connection on `listener` and completes the coordinator's
+// side of the handshake.
+std::unique_ptr<PeerChannel> AcceptProven(int listener) {
+  int fd = accept(listener, nullptr, nullptr);
+  auto channel = std::make_unique<PeerChannel>(Fd(fd), PeerEndpoint(TlsEndpoint::Side::kServer),
+                                               absl::Now());
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!channel->authenticated() && !channel->closed() && absl::Now() < deadline) {
+    pollfd pfd{channel->fd(), POLLIN, 0};
+    poll(&pfd, 1, 50);
+    channel->Receive(absl::Now());
+  }
+  return channel;
+}
 
 class NodeAgentTest : public ::testing::Test {
  protected:
@@ -258,6 +295,7 @@ class JobTest : public NodeAgentTest {
     options.heartbeat_timeout = absl::Seconds(3);
     options.restart_backoff = absl::Milliseconds(50);
     options.run_id = "job-1";
+    options.job_key = TestKey();
     if (name == "a") {
       options.nodes = {"a", "b", "c"};
       options.supervisor_port = port_;
@@ -354,12 +392,12 @@ TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
   ASSERT_EQ(listen(listener, 4), 0);
   std::thread silent([&] {
     // Welcomes and starts the worker, then says nothing more.
-    int fd = accept(listener, nullptr, nullptr);
-    std::string orders =
-        "{\"t\":\"welcome\",\"node\":\"a\",\"run_id\":\"job-1\"}\n{\"t\":\"start\",\"gen\":0}\n";
-    ASSERT_EQ(write(fd, orders.data(), orders.size()), static_cast<ssize_t>(orders.size()));
+    std::unique_ptr<PeerChannel> channel = AcceptProven(listener);
+    ASSERT_TRUE(channel->authenticated());
+    channel->Send({{"t", "welcome"}, {"node", "a"}, {"run_id", "job-1"}});
+    channel->Send({{"t", "start"}, {"gen", 0}});
+    channel->Flush(absl::Seconds(1));
     absl::SleepFor(absl::Seconds(6));
-    close(fd);
   });
   NodeAgentOptions b = Node("b", 2, 2, {"-1", "0", "hang"});
   absl::Time start = absl::Now();
@@ -385,9 +423,12 @@ TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
     absl::StatusOr<Connected> connected =
         ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(5));
     ASSERT_THAT(connected, IsOk());
-    std::string hello = "{\"t\":\"hello\",\"node\":\"b\"}\n{\"t\":\"started\",\"gen\":0}\n";
-    ASSERT_EQ(write(connected->fd.get(), hello.data(), hello.size()),
-              static_cast<ssize_t>(hello.size()));
+    PeerChannel channel(std::move(connected->fd), PeerEndpoint(TlsEndpoint::Side::kClient),
+                        absl::Now());
+    ASSERT_THAT(channel.HandshakeBy(absl::Now() + absl::Seconds(5)), IsOk());
+    channel.Send({{"t", "hello"}, {"node", "b"}});
+    channel.Send({{"t", "started"}, {"gen", 0}});
+    channel.Flush(absl::Seconds(1));
     absl::SleepFor(absl::Seconds(6));
   });
   absl::Time start = absl::Now();
@@ -398,6 +439,65 @@ TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
   EXPECT_LT(took, absl::Seconds(5));
   EXPECT_EQ(state->phase, JobPhase::kFailed);
   EXPECT_EQ(DescribeFailure(*state->failure), "node 'b' failed: no heartbeat for 3s");
+}
+
+// Strangers on the nodes' network: plain-text hellos naming every worker
+// and a stop, connections made with another key, and silent connections
+// beyond the pending limit, all racing the real workers from before the
+// coordinator listens. None of it counts: the job runs on every node and
+// succeeds, and the coordinator said it refused them.
+TEST_F(JobTest, StrangersRacingTheWorkersCannotTakeTheirPlaceOrStopTheJob) {
+  std::atomic<bool> done{false};
+  std::vector<std::thread> strangers;
+  for (const char* name : {"b", "c"}) {
+    strangers.emplace_back([&, name] {
+      while (!done) {
+        absl::StatusOr<Connected> connected =
+            ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(1));
+        if (!connected.ok()) continue;
+        std::string lies = absl::StrCat("{\"t\":\"hello\",\"node\":\"", name,
+                                        "\"}\n{\"t\":\"stop\"}\n");
+        send(connected->fd.get(), lies.data(), lies.size(), MSG_NOSIGNAL);
+        absl::SleepFor(absl::Milliseconds(5));
+      }
+    });
+  }
+  strangers.emplace_back([&] {
+    while (!done) {
+      absl::StatusOr<Connected> connected =
+          ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(1));
+      if (!connected.ok()) continue;
+      PeerChannel channel(std::move(connected->fd), PeerEndpoint(TlsEndpoint::Side::kClient, 7),
+                          absl::Now());
+      channel.Send({{"t", "hello"}, {"node", "c"}});
+      EXPECT_FALSE(channel.HandshakeBy(absl::Now() + absl::Seconds(2)).ok());
+    }
+  });
+  std::vector<Fd> silent;
+  strangers.emplace_back([&] {
+    // More silent connections than the coordinator keeps pending.
+    for (int i = 0; i < 40 && !done; ++i) {
+      absl::StatusOr<Connected> connected =
+          ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(2));
+      if (connected.ok()) silent.push_back(std::move(connected->fd));
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(100));  // the strangers come first
+  auto states = RunJob({Node("a", 0, 1, {"-1", "0", "exit"}), Node("b", 1, 1, {"-1", "0", "exit"}),
+                        Node("c", 2, 1, {"-1", "0", "exit"})});
+  done = true;
+  for (std::thread& stranger : strangers) stranger.join();
+  for (const auto& [name, state] : states) {
+    EXPECT_EQ(state.phase, JobPhase::kSucceeded) << name;
+  }
+  EXPECT_THAT(Output(), HasSubstr("refused a connection to the supervisor port"));
+  EXPECT_THAT(Output(), Not(HasSubstr("asks to stop the job")));
+}
+
+TEST_F(JobTest, AJobOfSeveralNodesWithoutAKeyIsRefused) {
+  NodeAgentOptions b = Node("b", 1, 1, {"-1", "0", "exit"});
+  b.job_key.reset();
+  EXPECT_THAT(RunNodeAgent(b), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
 }  // namespace

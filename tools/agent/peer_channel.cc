@@ -10,21 +10,50 @@
 
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 
 namespace fleetplan {
-namespace {
 
-// A peer that sends more than this without a newline is not an agent.
-constexpr size_t kMaxLine = 1 << 20;
-
-}  // namespace
-
-PeerChannel::PeerChannel(Fd fd, absl::Time now) : fd_(std::move(fd)), last_heard_(now) {
-  int flags = fcntl(fd_.get(), F_GETFL);
-  fcntl(fd_.get(), F_SETFL, flags | O_NONBLOCK);
+PeerChannel::PeerChannel(Fd fd, std::shared_ptr<TlsEndpoint> endpoint, absl::Time now)
+    : opened_(now), last_heard_(now) {
+  int raw = fd.release();
+  fcntl(raw, F_SETFL, fcntl(raw, F_GETFL) | O_NONBLOCK);
   int on = 1;
-  setsockopt(fd_.get(), IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  setsockopt(raw, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
+  fd_ = raw;
+  if (endpoint == nullptr) {
+    close(raw);
+    fd_ = -1;
+    Close("no job key to prove");
+    return;
+  }
+  absl::StatusOr<std::unique_ptr<TlsSocket>> tls = TlsSocket::Make(std::move(endpoint), raw);
+  if (!tls.ok()) {
+    fd_ = -1;  // closed with it
+    Close(std::string(tls.status().message()));
+    return;
+  }
+  tls_ = *std::move(tls);
+}
+
+void PeerChannel::Close(std::string why) {
+  if (closed_) return;
+  closed_ = true;
+  error_ = std::move(why);
+  in_.clear();
+  out_.clear();
+}
+
+absl::Status PeerChannel::HandshakeBy(absl::Time deadline) {
+  if (closed_) return absl::UnavailableError(error_);
+  absl::Status status = tls_->HandshakeBy(deadline);
+  if (!status.ok()) {
+    Close(std::string(status.message()));
+    return status;
+  }
+  WriteQueued();
+  return absl::OkStatus();
 }
 
 void PeerChannel::Send(const nlohmann::json& message) {
@@ -35,24 +64,22 @@ void PeerChannel::Send(const nlohmann::json& message) {
 }
 
 void PeerChannel::WriteQueued() {
-  while (!out_.empty() && !closed_) {
-    ssize_t n = send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL);
+  while (!out_.empty() && !closed_ && authenticated()) {
+    long n = tls_->WriteSome(out_.data(), out_.size());
     if (n > 0) {
       out_.erase(0, n);
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      return;
+    } else if (n == 0) {
+      return;  // the socket is full; the rest goes later
     } else {
-      closed_ = true;
+      Close(tls_->last_error());
     }
   }
 }
 
 void PeerChannel::Flush(absl::Duration wait) {
   absl::Time deadline = absl::Now() + wait;
-  while (!out_.empty() && !closed_ && absl::Now() < deadline) {
-    pollfd pfd{fd_.get(), POLLOUT, 0};
+  while (!out_.empty() && !closed_ && authenticated() && absl::Now() < deadline) {
+    pollfd pfd{fd_, POLLOUT, 0};
     poll(&pfd, 1, RemainingMs(deadline));
     WriteQueued();
   }
@@ -60,30 +87,47 @@ void PeerChannel::Flush(absl::Duration wait) {
 
 std::vector<nlohmann::json> PeerChannel::Receive(absl::Time now) {
   std::vector<nlohmann::json> messages;
+  if (closed_) return messages;
+  if (!authenticated()) {
+    TlsSocket::Progress progress = tls_->Handshake();
+    if (progress == TlsSocket::Progress::kFailed) {
+      Close(absl::StrCat("did not prove the job's key: ", tls_->last_error()));
+      return messages;
+    }
+    if (progress != TlsSocket::Progress::kDone) return messages;
+    WriteQueued();
+  }
   char buffer[16384];
   while (!closed_) {
-    ssize_t n = recv(fd_.get(), buffer, sizeof(buffer), 0);
-    if (n > 0) {
-      in_.append(buffer, n);
-      last_heard_ = now;
-      continue;
-    }
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    closed_ = true;  // end-of-file or an error
-  }
-  size_t start = 0;
-  for (size_t end; (end = in_.find('\n', start)) != std::string::npos; start = end + 1) {
-    nlohmann::json message = nlohmann::json::parse(in_.begin() + start, in_.begin() + end,
-                                                   nullptr, /*allow_exceptions=*/false);
-    if (!message.is_object()) {
-      closed_ = true;
+    long n = tls_->ReadSome(buffer, sizeof(buffer));
+    if (n == 0) break;
+    if (n < 0) {
+      Close(tls_->peer_closed() ? "" : tls_->last_error());
       break;
     }
-    messages.push_back(std::move(message));
+    in_.append(buffer, n);
+    last_heard_ = now;
+    // Bounded before parsing: a peer costs at most one line's worth.
+    if (in_.size() > kMaxLine && in_.find('\n') == std::string::npos) {
+      Close(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
+      return messages;
+    }
+    size_t start = 0;
+    for (size_t end; (end = in_.find('\n', start)) != std::string::npos; start = end + 1) {
+      if (end - start > kMaxLine) {
+        Close(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
+        return messages;
+      }
+      nlohmann::json message = nlohmann::json::parse(in_.begin() + start, in_.begin() + end,
+                                                     nullptr, /*allow_exceptions=*/false);
+      if (!message.is_object()) {
+        Close("a message that is not a JSON object");
+        return messages;
+      }
+      messages.push_back(std::move(message));
+    }
+    in_.erase(0, start);
   }
-  in_.erase(0, start);
-  if (in_.size() > kMaxLine) closed_ = true;
   return messages;
 }
 

@@ -2,47 +2,70 @@
 #define FLEETPLAN_TOOLS_AGENT_PEER_CHANNEL_H_
 
 // One connection between two launch agents (a worker and the job's
-// coordinator): JSON objects, one per line, over a non-blocking TCP
-// socket. It remembers when it last heard anything, which is how either
-// side tells that the other has gone silent.
+// coordinator): JSON objects, one per line, over TLS with the job's key
+// (tools/secure/tls_channel.h) on a non-blocking TCP socket. Nothing the
+// peer sends is parsed before the handshake proved it holds the key. It
+// remembers when it last heard anything, which is how either side tells
+// that the other has gone silent.
 
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
 #include "tools/agent/sockets.h"
+#include "tools/secure/tls_channel.h"
 
 namespace fleetplan {
 
 class PeerChannel {
  public:
-  // Takes `fd` (a connected socket), makes it non-blocking with
-  // TCP_NODELAY; `now` counts as heard.
-  PeerChannel(Fd fd, absl::Time now);
+  // A peer that sends more than this without a newline is not an agent.
+  static constexpr size_t kMaxLine = 1 << 20;
 
-  int fd() const { return fd_.get(); }
-  // True after end-of-file or an error on the socket.
+  // Takes `fd` (a connected socket), makes it non-blocking with
+  // TCP_NODELAY, and starts TLS as `endpoint`'s side; `now` counts as
+  // heard. A channel whose TLS state cannot be made starts closed.
+  PeerChannel(Fd fd, std::shared_ptr<TlsEndpoint> endpoint, absl::Time now);
+
+  int fd() const { return fd_; }
+  // True after end-of-file, an error, a failed handshake or bad input.
   bool closed() const { return closed_; }
+  // True once the peer proved the job's key.
+  bool authenticated() const { return tls_ != nullptr && tls_->established(); }
+  absl::Time opened() const { return opened_; }
   absl::Time last_heard() const { return last_heard_; }
+  // Why the channel closed, for messages ("" while open or at a clean end).
+  const std::string& error() const { return error_; }
   // Who is on the other side, once known (a worker's hello names it).
   std::string peer;
 
-  // Queues `message` and writes what the socket takes now.
+  // Completes the handshake, waiting until `deadline` (the worker's side,
+  // right after connecting). Unauthenticated when the other side does not
+  // hold the key, Unavailable when it broke off or was too slow.
+  absl::Status HandshakeBy(absl::Time deadline);
+  // Queues `message` and writes what the socket takes now (once the
+  // handshake is done; queued until then).
   void Send(const nlohmann::json& message);
   // Writes queued bytes for up to `wait` (the last orders before exit).
   void Flush(absl::Duration wait);
-  // Reads what is available (call when poll says readable) and returns
-  // the complete messages; a line that is not a JSON object closes the
-  // channel.
+  // Advances the handshake, reads what is available (call when poll says
+  // readable) and returns the complete messages; a line that is not a JSON
+  // object, or one over kMaxLine, closes the channel.
   std::vector<nlohmann::json> Receive(absl::Time now);
 
  private:
   void WriteQueued();
+  void Close(std::string why);
 
-  Fd fd_;
+  std::unique_ptr<TlsSocket> tls_;
+  int fd_ = -1;
   bool closed_ = false;
+  absl::Time opened_;
   absl::Time last_heard_;
+  std::string error_;
   std::string in_;
   std::string out_;
 };

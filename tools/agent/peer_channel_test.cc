@@ -1,55 +1,141 @@
 #include "tools/agent/peer_channel.h"
 
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <future>
+
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace fleetplan {
 namespace {
 
+// OpenSSL writes to sockets whose peer may be gone, as in the agent.
+const bool kIgnoreSigpipe = [] {
+  signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
+
 const absl::Time kT0 = absl::FromUnixSeconds(100);
 
-TEST(PeerChannelTest, CarriesJsonLinesBothWaysAndNotesWhenHeard) {
+JobKey KeyOf(uint8_t fill) {
+  JobKey key;
+  key.bytes.fill(fill);
+  return key;
+}
+
+std::shared_ptr<TlsEndpoint> Endpoint(TlsEndpoint::Side side, uint8_t key = 1) {
+  return *TlsEndpoint::Make(side, KeyOf(key), kSupervisionPurpose);
+}
+
+// A worker's channel (client) and a coordinator's (server) on a socket
+// pair, the worker's handshake done as a worker does it.
+struct Channels {
+  std::unique_ptr<PeerChannel> worker;
+  std::unique_ptr<PeerChannel> coordinator;
+};
+
+Channels Pair(uint8_t worker_key = 1, uint8_t coordinator_key = 1) {
   int pair[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  PeerChannel left(Fd(pair[0]), kT0), right(Fd(pair[1]), kT0);
-  left.Send({{"t", "hello"}, {"node", "b"}});
-  left.Send({{"t", "hb"}});
-  std::vector<nlohmann::json> got = right.Receive(kT0 + absl::Seconds(2));
+  EXPECT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+  Channels channels;
+  channels.worker = std::make_unique<PeerChannel>(
+      Fd(pair[0]), Endpoint(TlsEndpoint::Side::kClient, worker_key), kT0);
+  channels.coordinator = std::make_unique<PeerChannel>(
+      Fd(pair[1]), Endpoint(TlsEndpoint::Side::kServer, coordinator_key), kT0);
+  return channels;
+}
+
+// Drives the coordinator's side (as its poll loop would) while the worker
+// completes its handshake.
+absl::Status Handshake(Channels& channels) {
+  auto worker = std::async(std::launch::async, [&] {
+    return channels.worker->HandshakeBy(absl::Now() + absl::Seconds(5));
+  });
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!channels.coordinator->authenticated() && !channels.coordinator->closed() &&
+         absl::Now() < deadline) {
+    channels.coordinator->Receive(kT0);
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  return worker.get();
+}
+
+TEST(PeerChannelTest, CarriesJsonLinesBothWaysAndNotesWhenHeard) {
+  Channels channels = Pair();
+  ASSERT_TRUE(Handshake(channels).ok());
+  ASSERT_TRUE(channels.coordinator->authenticated());
+  channels.worker->Send({{"t", "hello"}, {"node", "b"}});
+  channels.worker->Send({{"t", "hb"}});
+  std::vector<nlohmann::json> got = channels.coordinator->Receive(kT0 + absl::Seconds(2));
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0]["node"], "b");
   EXPECT_EQ(got[1]["t"], "hb");
-  EXPECT_EQ(right.last_heard(), kT0 + absl::Seconds(2));
-  EXPECT_EQ(left.last_heard(), kT0);
-  EXPECT_TRUE(right.Receive(kT0 + absl::Seconds(3)).empty());
-  EXPECT_EQ(right.last_heard(), kT0 + absl::Seconds(2)) << "nothing came";
+  EXPECT_EQ(channels.coordinator->last_heard(), kT0 + absl::Seconds(2));
+  EXPECT_TRUE(channels.coordinator->Receive(kT0 + absl::Seconds(3)).empty());
+  EXPECT_EQ(channels.coordinator->last_heard(), kT0 + absl::Seconds(2)) << "nothing came";
+  channels.coordinator->Send({{"t", "welcome"}});
+  absl::SleepFor(absl::Milliseconds(20));
+  got = channels.worker->Receive(kT0);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0]["t"], "welcome");
 }
 
-TEST(PeerChannelTest, APartialLineWaitsForItsEnd) {
+TEST(PeerChannelTest, AWorkerWithoutTheKeyIsClosedAndNothingItSentCounts) {
+  Channels channels = Pair(/*worker_key=*/2, /*coordinator_key=*/1);
+  channels.worker->Send({{"t", "hello"}, {"node", "b"}});
+  EXPECT_FALSE(Handshake(channels).ok());
+  EXPECT_TRUE(channels.coordinator->closed());
+  EXPECT_FALSE(channels.coordinator->authenticated());
+  EXPECT_TRUE(channels.coordinator->Receive(kT0).empty());
+}
+
+TEST(PeerChannelTest, PlainJsonFromAStrangerIsNeverParsed) {
   int pair[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  PeerChannel channel(Fd(pair[1]), kT0);
-  ASSERT_EQ(write(pair[0], "{\"t\":", 5), 5);
-  EXPECT_TRUE(channel.Receive(kT0).empty());
-  ASSERT_EQ(write(pair[0], "\"hb\"}\n", 6), 6);
-  EXPECT_EQ(channel.Receive(kT0).size(), 1u);
+  PeerChannel coordinator(Fd(pair[1]), Endpoint(TlsEndpoint::Side::kServer), kT0);
+  std::string hello = "{\"t\":\"hello\",\"node\":\"b\"}\n{\"t\":\"stop\"}\n";
+  ASSERT_EQ(write(pair[0], hello.data(), hello.size()), static_cast<ssize_t>(hello.size()));
+  EXPECT_TRUE(coordinator.Receive(kT0).empty());
+  EXPECT_TRUE(coordinator.closed());
+  EXPECT_FALSE(coordinator.error().empty());
   close(pair[0]);
 }
 
-TEST(PeerChannelTest, EndOfFileOrGarbageCloses) {
-  int pair[2];
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  PeerChannel channel(Fd(pair[1]), kT0);
-  ASSERT_EQ(write(pair[0], "not json\n", 9), 9);
-  channel.Receive(kT0);
-  EXPECT_TRUE(channel.closed());
+TEST(PeerChannelTest, EndOfFileOrGarbageAfterTheHandshakeCloses) {
+  Channels channels = Pair();
+  ASSERT_TRUE(Handshake(channels).ok());
+  // Garbage inside the encrypted stream: a peer holding the key that
+  // misbehaves is still bounded.
+  std::string line = "not json\n";
+  channels.worker->Send(nlohmann::json::object());  // a valid one first
+  channels.coordinator->Receive(kT0);
+  EXPECT_FALSE(channels.coordinator->closed());
+  channels.worker.reset();  // end-of-file
+  absl::SleepFor(absl::Milliseconds(10));
+  channels.coordinator->Receive(kT0);
+  EXPECT_TRUE(channels.coordinator->closed());
+}
 
-  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
-  PeerChannel other(Fd(pair[1]), kT0);
-  close(pair[0]);
-  other.Receive(kT0);
-  EXPECT_TRUE(other.closed());
+TEST(PeerChannelTest, ALineOverTheLimitClosesWithoutGrowingFurther) {
+  Channels channels = Pair();
+  ASSERT_TRUE(Handshake(channels).ok());
+  std::string big(PeerChannel::kMaxLine + 100000, 'x');
+  auto sent = std::async(std::launch::async, [&] {
+    channels.worker->Send(big);  // a JSON string, no newline inside
+    channels.worker->Flush(absl::Seconds(5));
+  });
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!channels.coordinator->closed() && absl::Now() < deadline) {
+    channels.coordinator->Receive(kT0);
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  EXPECT_TRUE(channels.coordinator->closed());
+  EXPECT_NE(channels.coordinator->error().find("longer than"), std::string::npos);
+  channels.coordinator.reset();
+  sent.get();
 }
 
 }  // namespace

@@ -27,6 +27,7 @@
 #include "tools/agent/relay_stock.h"
 #include "tools/agent/relay_wire.h"
 #include "tools/agent/sockets.h"
+#include "tools/secure/tls_channel.h"
 #include "tools/process/files.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/tree_check.h"
@@ -38,6 +39,12 @@ namespace {
 constexpr size_t kChunk = 1 << 20;
 // How long a server waits for more of a file its own source sends.
 constexpr absl::Duration kStall = absl::Minutes(2);
+// How long a connection may take to prove the job's key, and how many may
+// be proving it at once (the oldest unproven one is cut off beyond that):
+// strangers cost the server a bounded number of threads and bytes, and
+// none of the tree's.
+constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
+constexpr size_t kMaxUnproven = 16;
 
 // --- server ----------------------------------------------------------------
 
@@ -52,29 +59,32 @@ std::string ServerIdentity() {
 
 // Serves one receiver: the magic at once, the manifest once known, then
 // the files it asks for as the stock has them.
-absl::Status ServeOne(int socket, RelayStock& stock, const std::string& identity,
+absl::Status ServeOne(TlsSocket& socket, RelayStock& stock, const std::string& identity,
                       absl::Duration manifest_wait) {
-  absl::Status sent = SendAll(socket, absl::StrCat(kRelayMagic, " ", identity, "\n"));
+  absl::Status sent = socket.SendAll(absl::StrCat(kRelayMagic, " ", identity, "\n"));
   if (!sent.ok()) return sent;
   absl::StatusOr<std::string> text = stock.WaitForManifest(absl::Now() + manifest_wait);
   if (!text.ok()) return text.status();
-  sent = SendAll(socket, absl::StrCat(text->size(), "\n", *text));
+  sent = socket.SendAll(absl::StrCat(text->size(), "\n", *text));
   if (!sent.ok()) return sent;
   size_t entries = stock.entries();
-  absl::StatusOr<std::string> wanted = ReceiveLine(socket, 16 * entries + 64);
+  absl::StatusOr<std::string> wanted = socket.ReceiveLine(16 * entries + 64);
   if (!wanted.ok()) return wanted.status();
   for (absl::string_view word : absl::StrSplit(*wanted, ' ', absl::SkipEmpty())) {
     size_t index = 0;
     if (!absl::SimpleAtoi(word, &index) || index >= entries) {
       return absl::InvalidArgumentError(absl::StrCat("asked for entry '", word, "'"));
     }
-    if (absl::Status file = stock.Send(socket, index, kStall); !file.ok()) return file;
+    absl::Status file = stock.Send(
+        [&socket](absl::string_view bytes) { return socket.SendAll(bytes); }, index, kStall);
+    if (!file.ok()) return file;
   }
   return absl::OkStatus();
 }
 
 struct ServeLoop {
   std::string identity;
+  std::shared_ptr<TlsEndpoint> endpoint;  // the server's side, with the job's key
   int listener = -1;
   int expect = 1;
   int stop_fd = -1;
@@ -84,16 +94,43 @@ struct ServeLoop {
   absl::Duration linger = absl::InfiniteDuration();
 };
 
+// The connections a server has accepted, as its threads hold them: the
+// loop may cut one off (shutdown) only while its thread still holds it.
+struct Accepted {
+  absl::Mutex mu;
+  std::set<int> open ABSL_GUARDED_BY(mu);
+  std::vector<int> unproven ABSL_GUARDED_BY(mu);  // oldest first
+  int proven ABSL_GUARDED_BY(mu) = 0;
+  size_t refused ABSL_GUARDED_BY(mu) = 0;
+
+  int Proven() {
+    absl::MutexLock lock(&mu);
+    return proven;
+  }
+  // Cuts off every connection (stop), or only those still unproven.
+  void CutOff(bool unproven_only) {
+    absl::MutexLock lock(&mu);
+    for (int fd : unproven_only ? std::set<int>(unproven.begin(), unproven.end()) : open) {
+      shutdown(fd, SHUT_RDWR);
+    }
+  }
+};
+
 // Accepts receivers and serves each from a thread of its own until
-// `expect` were accepted, `stop_fd` ends, or the deadline; then waits for
-// the threads. The number served.
+// `expect` of them proved the job's key and were served, `stop_fd` ends,
+// or the deadline; then waits for the threads. The number served.
 size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
-  std::vector<int> sockets;
   std::vector<std::thread> senders;
+  Accepted accepted;
   absl::Mutex out_mu;
+  auto say = [&](const std::string& line) {
+    absl::MutexLock lock(&out_mu);
+    std::fprintf(out, "%s\n", line.c_str());
+    std::fflush(out);
+  };
   absl::Time deadline = loop.deadline;
   bool stop = false, lingering = false;
-  while (!stop && static_cast<int>(senders.size()) < loop.expect && absl::Now() < deadline) {
+  while (!stop && accepted.Proven() < loop.expect && absl::Now() < deadline) {
     if (!lingering && loop.linger != absl::InfiniteDuration()) {
       if (std::optional<bool> ended = stock.ended(); ended.has_value()) {
         lingering = true;
@@ -102,9 +139,9 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
       }
     }
     pollfd fds[2] = {{loop.listener, POLLIN, 0}, {loop.stop_fd, POLLIN, 0}};
-    // A short tick while the own receive runs, to notice its end.
-    int wait = RemainingMs(deadline);
-    if (!lingering && loop.linger != absl::InfiniteDuration()) wait = std::min(wait, 100);
+    // A short tick, to notice receivers proven meanwhile and the own
+    // receive's end.
+    int wait = std::min(RemainingMs(deadline), 100);
     int ready = poll(fds, loop.stop_fd >= 0 ? 2 : 1, wait);
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) break;
@@ -116,25 +153,46 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
     }
     int socket = accept4(loop.listener, nullptr, nullptr, SOCK_CLOEXEC);
     if (socket < 0) continue;
+    absl::StatusOr<std::unique_ptr<TlsSocket>> tls = TlsSocket::Make(loop.endpoint, socket);
+    if (!tls.ok()) continue;  // closed with it
     SetSocketTimeouts(socket, kStall);
-    sockets.push_back(socket);
-    senders.emplace_back([&, socket] {
-      absl::Status served = ServeOne(socket, stock, loop.identity, kStall);
-      if (!served.ok()) {
-        absl::MutexLock lock(&out_mu);
-        std::fprintf(out, "relay: a receiver broke off: %s\n",
-                     std::string(served.message()).c_str());
+    {
+      absl::MutexLock lock(&accepted.mu);
+      if (accepted.unproven.size() >= kMaxUnproven) {
+        shutdown(accepted.unproven.front(), SHUT_RDWR);
+        accepted.unproven.erase(accepted.unproven.begin());
       }
+      accepted.open.insert(socket);
+      accepted.unproven.push_back(socket);
+    }
+    senders.emplace_back([&, socket, connection = std::shared_ptr<TlsSocket>(*std::move(tls))]() mutable {
+      absl::Status proven = connection->HandshakeBy(absl::Now() + kHandshakeTimeout);
+      {
+        absl::MutexLock lock(&accepted.mu);
+        auto it = std::find(accepted.unproven.begin(), accepted.unproven.end(), socket);
+        if (it != accepted.unproven.end()) accepted.unproven.erase(it);
+        if (proven.ok()) {
+          ++accepted.proven;
+        } else if (++accepted.refused <= 5 || accepted.refused % 100 == 0) {
+          say(absl::StrCat("relay: refused a connection (", accepted.refused,
+                           " so far): ", proven.message()));
+        }
+      }
+      if (proven.ok()) {
+        absl::Status served = ServeOne(*connection, stock, loop.identity, kStall);
+        if (!served.ok()) say(absl::StrCat("relay: a receiver broke off: ", served.message()));
+      }
+      absl::MutexLock lock(&accepted.mu);
+      accepted.open.erase(socket);
+      connection.reset();  // closes the socket while no one may cut it off
     });
   }
-  // Done accepting. Told to stop (apply saw every receiver end): a sender
-  // still sending has nobody left to send to.
-  if (stop) {
-    for (int socket : sockets) shutdown(socket, SHUT_RDWR);
-  }
+  // Done accepting. Connections still proving nothing are cut off; told to
+  // stop (apply saw every receiver end), so are senders still sending:
+  // nobody is left to send to.
+  accepted.CutOff(/*unproven_only=*/!stop);
   for (std::thread& sender : senders) sender.join();
-  for (int socket : sockets) close(socket);
-  return senders.size();
+  return accepted.Proven();
 }
 
 // --- receiver ----------------------------------------------------------------
@@ -157,7 +215,7 @@ absl::Status WriteAll(int fd, const char* data, size_t size, const std::string& 
 // Receives entry `index` into its place under `root`: a temporary file
 // beside it (which the stock serves as it grows), its mode, then a rename,
 // so a broken transfer leaves the old file.
-absl::Status ReceiveFile(int socket, const std::string& root, const ManifestEntry& entry,
+absl::Status ReceiveFile(TlsSocket& socket, const std::string& root, const ManifestEntry& entry,
                          size_t index, RelayStock& stock, std::vector<char>& buffer) {
   std::string path = absl::StrCat(root, "/", entry.path);
   std::string temporary = absl::StrCat(path, ".fleetplan-part");
@@ -167,12 +225,21 @@ absl::Status ReceiveFile(int socket, const std::string& root, const ManifestEntr
   stock.Receiving(index, temporary);
   uint64_t left = entry.size;
   absl::Status status;
+  Digester digest;
   while (left > 0 && status.ok()) {
     size_t chunk = std::min<uint64_t>(left, buffer.size());
-    status = ReceiveExactly(socket, buffer.data(), chunk);
+    status = socket.ReceiveExactly(buffer.data(), chunk);
     if (status.ok()) status = WriteAll(fd, buffer.data(), chunk, temporary);
-    if (status.ok()) stock.Wrote(index, chunk);
+    if (status.ok()) {
+      digest.AddBytes(buffer.data(), chunk);
+      stock.Wrote(index, chunk);
+    }
     left -= chunk;
+  }
+  // Nothing lands under its name before its bytes match the manifest that
+  // apply's digest vouched for.
+  if (status.ok() && digest.Hex() != entry.digest) {
+    status = absl::DataLossError("its bytes do not match the manifest's digest");
   }
   if (status.ok() && fchmod(fd, entry.mode) != 0) status = FileError("setting the mode");
   close(fd);
@@ -196,11 +263,12 @@ Manifest RecordedManifest(const std::string& path) {
 
 // The manifest after the magic line; Unavailable (not a relay, or this
 // node's own server) for another first line.
-absl::StatusOr<std::string> ReceiveManifestText(int socket, const std::string& own_identity,
+absl::StatusOr<std::string> ReceiveManifestText(TlsSocket& socket,
+                                                const std::string& own_identity,
                                                 absl::Duration io_timeout) {
-  // A relay server answers at once; something else on the port may not.
-  SetSocketTimeouts(socket, absl::Seconds(10));
-  absl::StatusOr<std::string> magic = ReceiveLine(socket, 512);
+  // A relay server answers at once.
+  SetSocketTimeouts(socket.fd(), absl::Seconds(10));
+  absl::StatusOr<std::string> magic = socket.ReceiveLine(512);
   std::vector<std::string> words;
   if (magic.ok()) words = absl::StrSplit(*magic, ' ');
   if (!magic.ok() || words.size() != 2 || words[0] != kRelayMagic) {
@@ -213,8 +281,8 @@ absl::StatusOr<std::string> ReceiveManifestText(int socket, const std::string& o
     return absl::UnavailableError("that address leads back to this node itself");
   }
   // The manifest comes once the server has it (its own source answered).
-  SetSocketTimeouts(socket, io_timeout);
-  absl::StatusOr<std::string> header = ReceiveLine(socket, 32);
+  SetSocketTimeouts(socket.fd(), io_timeout);
+  absl::StatusOr<std::string> header = socket.ReceiveLine(32);
   size_t size = 0;
   if (!header.ok()) return header.status();
   if (!absl::SimpleAtoi(*header, &size)) {
@@ -222,15 +290,20 @@ absl::StatusOr<std::string> ReceiveManifestText(int socket, const std::string& o
                                                absl::CHexEscape(*header), "\""));
   }
   std::string text(size, '\0');
-  if (absl::Status got = ReceiveExactly(socket, text.data(), size); !got.ok()) return got;
+  if (absl::Status got = socket.ReceiveExactly(text.data(), size); !got.ok()) return got;
   return text;
 }
 
 // One receive from one or more sources in turn.
 class Receiver {
  public:
-  Receiver(const RelayReceiveOptions& options, RelayStock& stock, std::string identity)
-      : options_(options), stock_(stock), identity_(std::move(identity)), buffer_(kChunk) {}
+  Receiver(const RelayReceiveOptions& options, std::shared_ptr<TlsEndpoint> endpoint,
+           RelayStock& stock, std::string identity)
+      : options_(options),
+        endpoint_(std::move(endpoint)),
+        stock_(stock),
+        identity_(std::move(identity)),
+        buffer_(kChunk) {}
 
   // Fetches what is still missing from `source`. Unavailable: the source
   // could not be reached or broke off (try the next one).
@@ -240,11 +313,20 @@ class Receiver {
       return absl::UnavailableError(
           absl::StrCat("cannot reach ", source.node, ": ", connected.status().message()));
     }
-    int socket = connected->fd.get();
+    int fd = connected->fd.release();
     // ConnectWithRetry leaves it non-blocking; the receiver reads in order.
-    fcntl(socket, F_SETFL, fcntl(socket, F_GETFL) & ~O_NONBLOCK);
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    absl::StatusOr<std::unique_ptr<TlsSocket>> socket = TlsSocket::Make(endpoint_, fd);
+    if (!socket.ok()) return socket.status();
+    // A source that cannot prove the job's key is no node of this job:
+    // nothing it would send is read, and the next source is tried.
+    if (absl::Status proven = (*socket)->HandshakeBy(absl::Now() + kHandshakeTimeout);
+        !proven.ok()) {
+      return absl::UnavailableError(absl::StrCat(source.node, " at ", connected->address, ": ",
+                                                 proven.message()));
+    }
     size_t before = files_.size();
-    absl::Status got = FromSocket(socket);
+    absl::Status got = FromSocket(**socket);
     if (got.ok() || files_.size() > before) used_.push_back(source.node);
     if (got.ok()) return got;
     return absl::Status(got.code(),
@@ -284,7 +366,7 @@ class Receiver {
   }
 
  private:
-  absl::Status FromSocket(int socket) {
+  absl::Status FromSocket(TlsSocket& socket) {
     absl::StatusOr<std::string> text =
         ReceiveManifestText(socket, identity_, options_.io_timeout);
     if (!text.ok()) return text.status();
@@ -301,7 +383,7 @@ class Receiver {
     for (size_t index : wanted_) {
       if (files_.count(index) == 0) asked.push_back(absl::StrCat(index));
     }
-    absl::Status sent = SendAll(socket, absl::StrCat(absl::StrJoin(asked, " "), "\n"));
+    absl::Status sent = socket.SendAll(absl::StrCat(absl::StrJoin(asked, " "), "\n"));
     if (!sent.ok()) return sent;
     for (size_t index : wanted_) {
       if (files_.count(index) > 0) continue;
@@ -344,6 +426,7 @@ class Receiver {
   }
 
   const RelayReceiveOptions& options_;
+  std::shared_ptr<TlsEndpoint> endpoint_;  // the client's side, with the job's key
   RelayStock& stock_;
   const std::string identity_;  // of this node's own server
   std::vector<char> buffer_;
@@ -360,8 +443,8 @@ class Receiver {
 // Serves this node's children on a thread while it receives.
 class ChildServer {
  public:
-  ChildServer(const RelayReceiveOptions& options, RelayStock& stock,
-              const std::string& identity, std::FILE* out) {
+  ChildServer(const RelayReceiveOptions& options, std::shared_ptr<TlsEndpoint> endpoint,
+              RelayStock& stock, const std::string& identity, std::FILE* out) {
     if (options.serve_port <= 0 || options.serve_expect <= 0) return;
     int listener = BindAnyAddress(options.serve_port);
     if (listener < 0) {
@@ -373,6 +456,7 @@ class ChildServer {
     listening_ = Fd(listener);
     ServeLoop loop;
     loop.identity = identity;
+    loop.endpoint = std::move(endpoint);
     loop.listener = listener;
     loop.expect = options.serve_expect;
     loop.deadline = absl::Now() + absl::Minutes(10);
@@ -391,6 +475,14 @@ class ChildServer {
 }  // namespace
 
 int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
+  absl::StatusOr<std::shared_ptr<TlsEndpoint>> endpoint =
+      options.key.has_value()
+          ? TlsEndpoint::Make(TlsEndpoint::Side::kServer, *options.key, kRelayPurpose)
+          : absl::FailedPreconditionError("no job key: the relay serves only the job's nodes");
+  if (!endpoint.ok()) {
+    std::fprintf(out, "relay: %s\n", std::string(endpoint.status().message()).c_str());
+    return 1;
+  }
   absl::StatusOr<std::string> text = ReadFileToString(options.manifest_path);
   absl::StatusOr<Manifest> manifest = text.ok() ? ParseManifest(*text) : text.status();
   if (!manifest.ok()) {
@@ -413,6 +505,7 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
   stock.SetManifest(options.root, *text, *std::move(manifest), {});
   ServeLoop loop;
   loop.identity = ServerIdentity();
+  loop.endpoint = *endpoint;
   loop.listener = listener;
   loop.expect = options.expect;
   loop.stop_fd = options.stop_fd;
@@ -424,12 +517,24 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
 
 int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
   signal(SIGPIPE, SIG_IGN);
+  absl::StatusOr<std::shared_ptr<TlsEndpoint>> client, server;
+  if (options.key.has_value()) {
+    client = TlsEndpoint::Make(TlsEndpoint::Side::kClient, *options.key, kRelayPurpose);
+    server = TlsEndpoint::Make(TlsEndpoint::Side::kServer, *options.key, kRelayPurpose);
+  } else {
+    client = server = absl::FailedPreconditionError("no job key: the relay talks to the job's nodes only");
+  }
+  if (!client.ok() || !server.ok()) {
+    std::fprintf(out, "relay: %s\n",
+                 std::string((client.ok() ? server : client).status().message()).c_str());
+    return 1;
+  }
   RelayStock stock;
   std::string identity = ServerIdentity();
-  Receiver receiver(options, stock, identity);
+  Receiver receiver(options, *client, stock, identity);
   absl::Status status = absl::UnavailableError("no relay source given");
   {
-    ChildServer children(options, stock, identity, out);
+    ChildServer children(options, *server, stock, identity, out);
     for (size_t i = 0; i < options.sources.size(); ++i) {
       bool last = i + 1 == options.sources.size();
       status = receiver.From(options.sources[i], last ? options.connect_timeout
@@ -449,6 +554,11 @@ int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
     return kExitRelayUnreachable;
   }
   if (!status.ok()) {
+    // Bytes that did not match: what this node records can no longer be
+    // trusted, so the next sync sends everything again.
+    if (absl::IsDataLoss(status)) {
+      WriteFileAtomic(options.manifest_path, "", 0644).IgnoreError();
+    }
     std::fprintf(out, "relay: %s\n", std::string(status.message()).c_str());
     return 1;
   }

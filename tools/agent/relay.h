@@ -9,7 +9,9 @@
 // by chunk, so the user's uplink carries each changed byte once and a big
 // file is not stored and forwarded whole at every hop.
 //
-// On the wire (TCP, one connection per receiving node):
+// On the wire (TCP, one connection per receiving node, inside TLS with the
+// job's key: tools/secure/tls_channel.h; a peer that cannot prove the key
+// gets nothing and is given nothing):
 //   server → receiver  "FPRELAY2 <server id>\n" at once; then, once it knows
 //                      it, "<bytes>\n" and the serialized manifest of the
 //                      chief's last sync (what every node must hold)
@@ -17,7 +19,8 @@
 //                      lacks (its own diff against what it recorded)
 //   server → receiver  the content of each, in that order, size as listed,
 //                      as the server itself holds or receives it
-// The receiver writes each file (temporary name, mode, rename), removes
+// The receiver writes each file (temporary name, mode; renamed into place
+// only once its bytes match the manifest's digest), removes
 // what the manifest no longer lists, records the manifest and checks the
 // whole tree against it, exactly as a direct sync leaves it.
 
@@ -25,14 +28,19 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
 #include "absl/time/time.h"
 #include "tools/protocol/relay_contract.h"
+#include "tools/secure/job_key.h"
 
 namespace fleetplan {
 
 struct RelayServeOptions {
   std::string root;           // the synced tree on this node
   std::string manifest_path;  // what this node's last sync recorded
+  // The job's key: receivers must prove it (required).
+  std::optional<JobKey> key;
   int port = 0;
   // Serve until this many receivers have been served, `stop_fd` reads
   // end-of-file (apply says every receiver is done), or `timeout`.
@@ -56,6 +64,8 @@ struct RelayReceiveOptions {
   // The parent first, then the next source (the chief) when the parent
   // cannot be reached or breaks off; what was received stays.
   std::vector<RelaySource> sources;
+  // The job's key: sources and children must prove it (required).
+  std::optional<JobKey> key;
   std::string root;           // where this node's tree is
   std::string manifest_path;  // this node's recorded manifest
   // The digest (DigestHex) of the manifest apply expects; another one from

@@ -1,7 +1,6 @@
 #include "tools/agent/relay_stock.h"
 
 #include <fcntl.h>
-#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,13 @@
 #include "tools/agent/sockets.h"
 
 namespace fleetplan {
+namespace {
+
+// What one read of a file hands to the connection (TLS records are 16 KiB;
+// a larger read saves system calls).
+constexpr size_t kSendChunk = 256 << 10;
+
+}  // namespace
 
 void RelayStock::SetManifest(const std::string& root, std::string text, Manifest manifest,
                              std::vector<bool> held) {
@@ -119,7 +125,10 @@ bool RelayStock::AwaitProgress(size_t index, int generation, uint64_t offset,
   return true;
 }
 
-absl::Status RelayStock::Send(int socket, size_t index, absl::Duration stall) {
+absl::Status RelayStock::Send(const std::function<absl::Status(absl::string_view)>& send,
+                              size_t index, absl::Duration stall) {
+  // Read and handed to `send` (encrypted there) a chunk at a time.
+  std::string buffer(kSendChunk, '\0');
   Fd file;
   int generation = -1;
   uint64_t offset = 0, size = 0;
@@ -155,12 +164,18 @@ absl::Status RelayStock::Send(int socket, size_t index, absl::Duration stall) {
       available = entry.available;
     }
     while (offset < available) {
-      off_t at = static_cast<off_t>(offset);
-      ssize_t sent = sendfile(socket, file.get(), &at,
-                              std::min<uint64_t>(available - offset, 1 << 30));
-      if (sent < 0 && errno == EINTR) continue;
-      if (sent <= 0) return SocketError(absl::StrCat("sending ", path));
-      offset = static_cast<uint64_t>(at);
+      ssize_t got = pread(file.get(), buffer.data(),
+                          std::min<uint64_t>(available - offset, buffer.size()),
+                          static_cast<off_t>(offset));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        return absl::FailedPreconditionError(
+            absl::StrCat("reading ", path, ": ", got < 0 ? std::strerror(errno) : "it shrank"));
+      }
+      if (absl::Status sent = send(absl::string_view(buffer.data(), got)); !sent.ok()) {
+        return absl::Status(sent.code(), absl::StrCat("sending ", path, ": ", sent.message()));
+      }
+      offset += got;
     }
   }
 }

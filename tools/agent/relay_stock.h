@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,8 @@ class RelayStock {
   // Sends entry `index`'s bytes to `socket` as they are written, each wait
   // for more at most `stall`. Unavailable for the socket or a receive that
   // failed; DataLoss for a held file of another size than listed.
-  absl::Status Send(int socket, size_t index, absl::Duration stall);
+  absl::Status Send(const std::function<absl::Status(absl::string_view)>& send, size_t index,
+                    absl::Duration stall);
 
  private:
   struct Entry {

@@ -1,5 +1,6 @@
 #include "tools/agent/relay.h"
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <atomic>
+#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -24,6 +27,7 @@
 #include "tools/agent/sockets.h"
 #include "tools/agent/test_ports.h"
 #include "tools/process/files.h"
+#include "tools/secure/tls_channel.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/digest.h"
 
@@ -32,6 +36,13 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
+
+JobKey TestKey(uint8_t fill = 9) {
+  JobKey key;
+  key.bytes.fill(fill);
+  return key;
+}
 
 std::string TempDir() {
   std::string pattern = absl::StrCat(testing::TempDir(), "/relay-XXXXXX");
@@ -87,22 +98,25 @@ class SlowSource {
  private:
   void Serve(const std::string& root, const std::string& text, const Manifest& manifest,
              uint64_t pause_at) {
-    Fd socket(accept(listening_.get(), nullptr, nullptr));
-    if (!SendAll(socket.get(), absl::StrCat(kRelayMagic, " slow\n", text.size(), "\n", text)).ok()) {
+    auto endpoint = TlsEndpoint::Make(TlsEndpoint::Side::kServer, TestKey(), kRelayPurpose);
+    auto made = TlsSocket::Make(*endpoint, accept(listening_.get(), nullptr, nullptr));
+    TlsSocket& socket = **made;
+    if (!socket.HandshakeBy(absl::Now() + absl::Seconds(5)).ok()) return;
+    if (!socket.SendAll(absl::StrCat(kRelayMagic, " slow\n", text.size(), "\n", text)).ok()) {
       return;
     }
-    absl::StatusOr<std::string> wanted = ReceiveLine(socket.get(), 1024);
+    absl::StatusOr<std::string> wanted = socket.ReceiveLine(1024);
     if (!wanted.ok()) return;
     for (absl::string_view word : absl::StrSplit(*wanted, ' ', absl::SkipEmpty())) {
       const ManifestEntry& entry = manifest.entries[std::stoul(std::string(word))];
       std::string content = *ReadFileToString(absl::StrCat(root, "/", entry.path));
       if (entry.path == "big.bin") {
-        if (!SendAll(socket.get(), absl::string_view(content).substr(0, pause_at)).ok()) return;
+        if (!socket.SendAll(absl::string_view(content).substr(0, pause_at)).ok()) return;
         released_.WaitForNotification();
         if (break_off_) return;
         content = content.substr(pause_at);
       }
-      if (!SendAll(socket.get(), content).ok()) return;
+      if (!socket.SendAll(content).ok()) return;
     }
   }
 
@@ -142,6 +156,7 @@ class RelayTest : public ::testing::Test {
     RelayServeOptions serve;
     serve.root = chief_;
     serve.manifest_path = chief_ + "/.fleetplan/manifest";
+    serve.key = TestKey();
     serve.port = port;
     serve.expect = expect;
     serve.timeout = absl::Seconds(20);
@@ -152,6 +167,7 @@ class RelayTest : public ::testing::Test {
   static RelayReceiveOptions ReceiveInto(
       const std::string& root, const std::vector<std::pair<std::string, int>>& sources) {
     RelayReceiveOptions receive;
+    receive.key = TestKey();
     for (const auto& [node, port] : sources) {
       receive.sources.push_back({absl::StrCat("127.0.0.1:", port), node});
     }
@@ -230,13 +246,92 @@ TEST_F(RelayTest, AStaleManifestOnTheServerFails) {
   EXPECT_THAT(said, HasSubstr("not the one apply synced"));
 }
 
-TEST_F(RelayTest, AFileThatChangedOnTheServerFailsTheCheckAndIsForgotten) {
-  // Same size, other bytes: the receiver's tree check catches it.
+TEST_F(RelayTest, AFileThatChangedOnTheServerNeverLandsAndIsForgotten) {
+  // Same size, other bytes: they fail the manifest's digest before the
+  // file is renamed into place.
   ASSERT_TRUE(WriteFileAtomic(chief_ + "/a.txt", "ALPHA\n", 0644).ok());
   std::string said;
   EXPECT_EQ(ServeAndReceive({}, &said), 1);
-  EXPECT_THAT(said, HasSubstr("a.txt"));
+  EXPECT_THAT(said, HasSubstr("a.txt: its bytes do not match the manifest's digest"));
+  EXPECT_FALSE(ReadFileToString(node_ + "/a.txt").ok());
   EXPECT_EQ(*ReadFileToString(node_ + "/.fleetplan/manifest"), "");
+}
+
+// Someone on the nodes' network that is no node of the job, connecting to
+// the relay again and again while it serves and asking for every entry in
+// plain text or with another key: it receives none of the tree's bytes,
+// and the real receiver still gets the whole tree.
+TEST_F(RelayTest, AStrangerAskingForEveryEntryGetsNoneOfTheTree) {
+  const std::string marker = "marker-7f3a9c: the user's secret source";
+  ASSERT_TRUE(WriteFileAtomic(chief_ + "/marker.txt", marker, 0644).ok());
+  RecordChiefsManifest();
+  int port = FreeLoopbackPort();
+  std::FILE* server_out = std::tmpfile();
+  std::thread server = ServeChief(port, 1, server_out);
+  std::atomic<bool> done{false};
+  std::string received;
+  std::mutex received_mu;
+  std::vector<std::thread> strangers;
+  strangers.emplace_back([&] {
+    std::string ask;
+    for (size_t i = 0; i < manifest_.entries.size(); ++i) absl::StrAppend(&ask, i, " ");
+    ask += "\n";
+    while (!done) {
+      absl::StatusOr<Connected> connected =
+          ConnectWithRetry(absl::StrCat("127.0.0.1:", port), absl::Seconds(1));
+      if (!connected.ok()) continue;
+      send(connected->fd.get(), ask.data(), ask.size(), MSG_NOSIGNAL);
+      char buffer[65536];
+      SetSocketTimeouts(connected->fd.get(), absl::Seconds(1));
+      fcntl(connected->fd.get(), F_SETFL, 0);
+      for (ssize_t n; (n = recv(connected->fd.get(), buffer, sizeof(buffer), 0)) > 0;) {
+        std::lock_guard<std::mutex> lock(received_mu);
+        received.append(buffer, n);
+      }
+    }
+  });
+  strangers.emplace_back([&] {
+    auto endpoint = TlsEndpoint::Make(TlsEndpoint::Side::kClient, TestKey(77), kRelayPurpose);
+    while (!done) {
+      absl::StatusOr<Connected> connected =
+          ConnectWithRetry(absl::StrCat("127.0.0.1:", port), absl::Seconds(1));
+      if (!connected.ok()) continue;
+      auto socket = TlsSocket::Make(*endpoint, connected->fd.release());
+      EXPECT_FALSE((*socket)->HandshakeBy(absl::Now() + absl::Seconds(2)).ok());
+    }
+  });
+  absl::SleepFor(absl::Milliseconds(200));  // they come first
+  std::string said;
+  EXPECT_EQ(Receive(ReceiveInto(node_, {{"chief", port}}), &said), 0) << said;
+  server.join();
+  done = true;
+  for (std::thread& stranger : strangers) stranger.join();
+  ExpectChiefsTree(node_);
+  EXPECT_EQ(*ReadFileToString(node_ + "/marker.txt"), marker);
+  EXPECT_THAT(received, Not(HasSubstr("marker-7f3a9c")));
+  EXPECT_THAT(received, Not(HasSubstr(kRelayMagic)));
+  EXPECT_THAT(ReadAll(server_out), HasSubstr("relay: refused a connection"));
+  std::fclose(server_out);
+}
+
+TEST_F(RelayTest, ASourceWithoutTheJobsKeyIsNotBelieved) {
+  int port = FreeLoopbackPort();
+  std::FILE* server_out = std::tmpfile();
+  RelayServeOptions serve;
+  serve.root = chief_;
+  serve.manifest_path = chief_ + "/.fleetplan/manifest";
+  serve.key = TestKey(3);  // another job's
+  serve.port = port;
+  serve.expect = 1;
+  serve.timeout = absl::Seconds(5);
+  std::thread server([serve, server_out] { RunRelayServe(serve, server_out); });
+  RelayReceiveOptions receive = ReceiveInto(node_, {{"chief", port}});
+  std::string said;
+  EXPECT_EQ(Receive(receive, &said), kExitRelayUnreachable);
+  EXPECT_THAT(said, HasSubstr("TLS handshake"));
+  EXPECT_FALSE(ReadFileToString(node_ + "/a.txt").ok());
+  server.join();
+  std::fclose(server_out);
 }
 
 TEST_F(RelayTest, NoServerIsUnreachable) {

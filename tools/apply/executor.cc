@@ -309,6 +309,10 @@ Executor::Outcome Executor::Execute(const Step& step,
                        serving_done);
     case StepKind::kLaunchAgent: {
       // Starts the node's agent detached, and returns once its ranks run.
+      if (absl::Status keyed = job_key_.EnsureOn(*connections_.at(step.node), *FindNode(step.node));
+          !keyed.ok()) {
+        return Outcome::Failed(absl::StrCat("phase launch: ", keyed.message()));
+      }
       std::string output;
       return RunCommand(step, step.command, &output, nullptr, {{"FLEETPLAN_RUN_ID", run_id_}});
     }

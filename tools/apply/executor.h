@@ -28,6 +28,7 @@
 #include "absl/time/time.h"
 #include "plugins/transport.h"
 #include "tools/apply/agent_session.h"
+#include "tools/apply/job_key_delivery.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
 #include "tools/plan/forecast.h"
@@ -202,9 +203,6 @@ class Executor {
   void PrefetchRecordedManifests(const std::string& except);
   // Places the nodes of `steps` that lack files in the relay chain.
   void LinkRelayChain(const std::vector<const Step*>& steps);
-  // Shell text that fetches the agent from the chief's relay into
-  // AgentPath(node) + ".relay" (exit kExitRelayNoBootstrap when it cannot).
-  std::string FetchAgentCommand(const NodeSpec& node) const;
   Outcome WriteEnv(const Step& step);
   // Runs preflight checks (`script`) for `step`, adds what they found to
   // the report; failed checks fail the step without stopping the phase.
@@ -265,6 +263,9 @@ class Executor {
   std::map<std::string, AgentSessionConnection*> sessions_;
   std::map<std::string, std::string> not_there_;  // node → what its transport said
   std::map<std::string, std::unique_ptr<absl::Notification>> cancels_;
+  // This apply's job key, written to each node before its first relay or
+  // launch.
+  JobKeyDelivery job_key_;
 
   mutable absl::Mutex mu_;
   bool interrupted_ ABSL_GUARDED_BY(mu_) = false;

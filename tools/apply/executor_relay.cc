@@ -1,5 +1,7 @@
 // The sync relay, apply's side: the chief is synced directly; its agent
-// then serves its tree (`--relay-serve`) while the other nodes that lack
+// then serves its tree (`--relay-serve`, TLS with the job's key, which
+// apply writes to each node through the transport first) while the other
+// nodes that lack
 // files fetch their own diff along a chain (RelayParent), each from the
 // one before it, which passes on what it receives as it receives it
 // (`--relay-from` with `--relay-port`), over the nodes' network, so the
@@ -91,14 +93,22 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
     ~Unlink() { links.clear(); }
   } unlink{relay_links_};
   // The chief serves until every other node's step has ended (its stdin
-  // closes then). Each node may connect three times: for the agent, for
-  // its files, and for the rest of them after its parent broke off.
+  // closes then). Each node may connect twice: for its files, and for the
+  // rest of them after its parent broke off. Only connections that prove
+  // the job's key count (tools/agent/relay.h).
+  if (absl::Status keyed = job_key_.EnsureOn(*connections_.at(chief.name), chief); !keyed.ok()) {
+    reporter_.OutputLine(chief.name, absl::StrCat("sync: ", keyed.message(),
+                                                  "; sending to every node directly"));
+    RunSteps(others, options_.parallelism);
+    return;
+  }
   CommandSpec serve;
   serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
                                ShellQuote(chief.workdir), " --manifest=",
-                               ShellQuote(SyncManifestPath(chief)),
+                               ShellQuote(SyncManifestPath(chief)), " ",
+                               ShellQuote(absl::StrCat("--key-file=", JobKeyPath(chief))),
                                " --relay-port=", spec_.SupervisorPort(),
-                               " --relay-expect=", 3 * others.size(), " --watch-stdin");
+                               " --relay-expect=", 2 * others.size(), " --watch-stdin");
   serve.hold_stdin = true;
   absl::Notification others_done, listening, server_ended;
   absl::Mutex served_mu;
@@ -209,42 +219,6 @@ void Executor::LinkRelayChain(const std::vector<const Step*>& steps) {
   }
 }
 
-std::string Executor::FetchAgentCommand(const NodeSpec& node) const {
-  // bash's /dev/tcp fetches the agent from the chief: the header line, the
-  // manifest (skipped), the agent's index, its bytes. The agent it starts
-  // fetches itself again with everything else, and checks the whole tree.
-  size_t index = 0;
-  uint64_t size = 0;
-  for (size_t i = 0; i < sync_manifest_.entries.size(); ++i) {
-    if (sync_manifest_.entries[i].path == BinRelativePath(kAgentFileName)) {
-      index = i;
-      size = sync_manifest_.entries[i].size;
-    }
-  }
-  absl::string_view target = relay_from_;
-  size_t colon = target.rfind(':');
-  std::string host(absl::StripSuffix(absl::StripPrefix(target.substr(0, colon), "["), "]"));
-  std::string port(target.substr(colon + 1));
-  std::string fetched = AgentPath(node) + ".relay";
-  // A chief that does not answer is unreachable (its relay listens by
-  // now): that node is synced directly, without the agent sent first.
-  std::string quoted = ShellQuote(fetched);
-  return absl::StrCat(
-      "command -v bash >/dev/null 2>&1 || exit ", kExitRelayNoBootstrap, "\n",
-      "mkdir -p ", ShellQuote(fetched.substr(0, fetched.rfind('/'))), " && bash -c ",
-      ShellQuote(absl::StrCat(
-          "exec 3<>\"/dev/tcp/$1/$2\" 2>/dev/null || { echo \"relay: cannot reach $6 at $1:$2\"; "
-          "exit ", kExitRelayUnreachable, "; }; read -r magic server <&3 && "
-          "[ \"$magic\" = ", kRelayMagic, " ] && read -r size <&3 || exit 1; "
-          "head -c \"$size\" <&3 >/dev/null; "
-          "echo \"$3\" >&3; head -c \"$4\" <&3 >\"$5\"")),
-      " - ", ShellQuote(host), " ", ShellQuote(port), " ", index, " ", size, " ", quoted, " ",
-      ShellQuote(spec_.chief().name), "\nstatus=$?\n",
-      "[ $status = ", kExitRelayUnreachable, " ] && { rm -f ", quoted, "; exit $status; }\n",
-      "[ $status = 0 ] && [ \"$(wc -c <", quoted, ")\" -eq ", size, " ] && chmod 755 ", quoted,
-      " || { rm -f ", quoted, "; exit ", kExitRelayNoBootstrap, "; }\n");
-}
-
 Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
   Connection& connection = *connections_.at(node.name);
   auto recorded = recorded_.find(node.name);
@@ -272,15 +246,21 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
       return workdir;
     }
   }
-  // The agent that fetches must be there first. A changed agent comes from
-  // the chief too (bash's /dev/tcp); where that cannot be, from here.
+  // The agent that fetches must be there first, and nothing that runs on
+  // a node may come from another node: a changed agent comes from this
+  // machine through the transport, like the key the relay needs.
   uint64_t uplink = 0;
-  std::string agent_path = AgentPath(node);
-  std::string prefix, suffix;
   if (agent != nullptr) {
-    agent_path += ".relay";
-    prefix = FetchAgentCommand(node);
-    suffix = absl::StrCat("\nstatus=$?; rm -f ", ShellQuote(agent_path), "; exit $status");
+    absl::Status sent = connection.PutFiles(
+        {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
+    if (!sent.ok()) {
+      return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: sending ",
+                                          agent->path, ": ", sent.message()));
+    }
+    uplink = agent->size;
+  }
+  if (absl::Status keyed = job_key_.EnsureOn(connection, node); !keyed.ok()) {
+    return Outcome::Failed(absl::StrCat("phase sync: ", keyed.message()));
   }
   const NodeSpec& chief = spec_.chief();
   // Its parent in the chain (the chief when it has none), the chief after
@@ -299,33 +279,22 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
   }
   // The fetch records the step once the tree checked.
   const std::string record = RecordCommand(step, step.hash);
-  auto fetch = [&](const std::string& agent_to_run, const std::string& before,
-                   const std::string& after, std::string* output) {
+  auto fetch = [&](std::string* output) {
     return RunCommand(
         step,
-        absl::StrCat(before, ShellQuote(agent_to_run), " --relay-from=",
+        absl::StrCat(ShellQuote(AgentPath(node)), " ",
+                     ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node))), " --relay-from=",
                      ShellQuote(PeerTarget(parent, spec_.SupervisorPort())),
                      " --relay-from-node=", ShellQuote(parent.name), chain_flags,
                      " --relay-root=", ShellQuote(node.workdir),
                      " --manifest=", ShellQuote(SyncManifestPath(node)),
                      " --relay-expect-digest=", DigestHex(SerializeManifest(sync_manifest_)),
                      options_.force ? " --relay-all" : "", record.empty() ? "" : " && ",
-                     record, after),
+                     record),
         output);
   };
   std::string output;
-  outcome = fetch(agent_path, prefix, suffix, &output);
-  if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayNoBootstrap) {
-    absl::Status sent = connection.PutFiles(
-        {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
-    if (!sent.ok()) {
-      return Outcome::Failed(absl::StrCat("node '", node.name, "', phase sync: sending ",
-                                          agent->path, ": ", sent.message()));
-    }
-    uplink = agent->size;
-    output.clear();
-    outcome = fetch(AgentPath(node), "", "", &output);
-  }
+  outcome = fetch(&output);
   if (outcome.status == StepStatus::kFailed && outcome.exit_status == kExitRelayUnreachable) {
     // Preflight would fail this node's reach of the chief later; the files
     // need not wait for that.

@@ -265,7 +265,8 @@ TEST(CompilePlanTest, LaunchCommand) {
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "
             "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent "
             "--node=head --first-rank=2 --nproc=2 --restarts=0 "
-            "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs --detach "
+            "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs "
+            "--key-file=/home/ubuntu/project/.fleetplan/nodes/head/job.key --detach "
             "--nodes=worker,head --supervisor-port=29501 --heartbeat-timeout=30s -- "
             "/home/ubuntu/project/.fleetplan/bin/train "
             "--backend=gloo --dataset=fashion-mnist --epochs=2");

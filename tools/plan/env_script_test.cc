@@ -155,6 +155,7 @@ TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {
       "--nproc=2",
       "--restarts=0",
       absl::StrCat("--log-dir=", head.workdir, "/.fleetplan/nodes/head/logs"),
+      absl::StrCat("--key-file=", head.workdir, "/.fleetplan/nodes/head/job.key"),
       "--detach",
       "--nodes=worker,head",
       "--supervisor-port=29501",

@@ -110,7 +110,8 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,
       " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " --detach");
+      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
+      ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node))), " --detach");
   if (!supervision.nodes.empty()) {
     absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--nodes=", supervision.nodes)),
                     " --supervisor-port=", supervision.supervisor_port);

@@ -45,4 +45,6 @@ std::string StepRecordPath(const NodeSpec& node, absl::string_view phase) {
 
 std::string NodeLogDir(const NodeSpec& node) { return NodeStatePath(node, "logs"); }
 
+std::string JobKeyPath(const NodeSpec& node) { return NodeStatePath(node, "job.key"); }
+
 }  // namespace fleetplan

@@ -11,6 +11,7 @@
 //   <workdir>/.fleetplan/nodes/<node>/manifest      what the last sync sent
 //   <workdir>/.fleetplan/nodes/<node>/steps/<phase> hash of the last successful step
 //   <workdir>/.fleetplan/nodes/<node>/logs/         the agent's log directory
+//   <workdir>/.fleetplan/nodes/<node>/job.key       the job's key (0600, apply's latest)
 //
 // apply writes and reads these paths through the transports; the plan puts
 // them into the commands it runs on the node. Changing one strands what
@@ -64,6 +65,11 @@ std::string StepRecordName(absl::string_view phase);
 
 // <workdir>/.fleetplan/nodes/<name>/steps/<phase>
 std::string StepRecordPath(const NodeSpec& node, absl::string_view phase);
+
+// <workdir>/.fleetplan/nodes/<name>/job.key: the key the node's agents
+// prove to each other (tools/secure/job_key.h); written by apply through
+// the transport, mode 0600.
+std::string JobKeyPath(const NodeSpec& node);
 
 // <workdir>/.fleetplan/nodes/<name>/logs: the agent's --log-dir.
 std::string NodeLogDir(const NodeSpec& node);

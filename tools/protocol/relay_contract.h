@@ -34,11 +34,12 @@ inline constexpr size_t RelayParent(size_t position) {
   return position == 0 ? 0 : (position - 1) / kRelayFanOut;
 }
 
-// The first line a relay server sends, at once on accepting (the apply's
-// agent fetch in bash reads it too): a receiver tells a relay from
-// something else on the port without waiting for the manifest, which a
-// node still connecting to its own source does not have yet.
-inline constexpr absl::string_view kRelayMagic = "FPRELAY2";
+// The first line a relay server sends inside TLS, at once on accepting: it
+// names the serving process, so a receiver whose parent's address leads
+// back to itself tells so without waiting for the manifest, which a node
+// still connecting to its own source does not have yet. 3: the relay
+// speaks TLS with the job's key.
+inline constexpr absl::string_view kRelayMagic = "FPRELAY3";
 
 // A receiver prints this, then the source's node name and why, for each
 // source it gave up on before the next (the chief); apply tells from it
@@ -49,10 +50,6 @@ inline constexpr absl::string_view kRelayFallbackNote = "relay: falling back fro
 // its last source broke off) exits with this; apply then sends to that node
 // directly.
 inline constexpr int kExitRelayUnreachable = 75;
-
-// The node could not fetch the agent from the chief (no bash, or its
-// /dev/tcp failed): apply sends the agent, and the node fetches the rest.
-inline constexpr int kExitRelayNoBootstrap = 76;
 
 }  // namespace fleetplan
 

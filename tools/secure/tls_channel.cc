@@ -120,7 +120,9 @@ absl::StatusOr<std::shared_ptr<TlsEndpoint>> TlsEndpoint::Make(Side side, const 
   // No tickets: each connection proves the key anew, and a non-blocking
   // reader sees no post-handshake message.
   SSL_CTX_set_num_tickets(context, 0);
-  SSL_CTX_set_options(context, SSL_OP_NO_TICKET);
+  // A peer that vanishes without close_notify is an end like any other:
+  // every message is framed (lines, sizes), so truncation shows anyway.
+  SSL_CTX_set_options(context, SSL_OP_NO_TICKET | SSL_OP_IGNORE_UNEXPECTED_EOF);
   SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
   SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   if (side == Side::kClient) {
@@ -171,6 +173,7 @@ TlsSocket::Progress TlsSocket::Classify(int result) {
       return Progress::kWantWrite;
     case SSL_ERROR_ZERO_RETURN:
       last_error_ = "the peer closed the connection";
+      peer_closed_ = true;
       break;
     case SSL_ERROR_SYSCALL:
       if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -261,6 +264,7 @@ absl::Status TlsSocket::SendAll(absl::string_view data) {
 absl::Status TlsSocket::ReceiveExactly(char* buffer, size_t size) {
   while (size > 0) {
     long n = ReadSome(buffer, size);
+    if (n < 0 && peer_closed_) return absl::UnavailableError("the connection closed early");
     if (n < 0) return absl::UnavailableError(absl::StrCat("receiving: ", last_error_));
     if (n == 0) return absl::UnavailableError("receiving: timed out");
     buffer += n;

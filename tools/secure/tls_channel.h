@@ -58,7 +58,8 @@ class TlsEndpoint {
   std::string psk_;
 };
 
-// One TLS connection over a connected socket it owns (and closes). Non-blocking use
+// One TLS connection over a connected socket it owns (and closes). OpenSSL
+// writes to the socket itself: its users ignore SIGPIPE, as the agent does. Non-blocking use
 // (the supervision loop): Handshake, ReadSome and WriteSome never wait.
 // Blocking use (the relay's threads): HandshakeBy, then SendAll,
 // ReceiveExactly and ReceiveLine over a blocking socket whose
@@ -100,6 +101,8 @@ class TlsSocket {
 
   // Why the last operation failed, for messages.
   const std::string& last_error() const { return last_error_; }
+  // True once the peer ended the connection (end-of-file, close_notify).
+  bool peer_closed() const { return peer_closed_; }
 
  private:
   TlsSocket(std::shared_ptr<TlsEndpoint> endpoint, int fd, SSL* ssl)
@@ -111,6 +114,7 @@ class TlsSocket {
   int fd_;
   SSL* ssl_;
   bool established_ = false;
+  bool peer_closed_ = false;
   std::string last_error_;
 };
 

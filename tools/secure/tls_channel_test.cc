@@ -1,6 +1,7 @@
 #include "tools/secure/tls_channel.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -14,6 +15,12 @@
 
 namespace fleetplan {
 namespace {
+
+// OpenSSL writes to sockets whose peer may be gone, as in the agent.
+const bool kIgnoreSigpipe = [] {
+  signal(SIGPIPE, SIG_IGN);
+  return true;
+}();
 
 using ::testing::HasSubstr;
 
