@@ -307,13 +307,22 @@ class SshApplyTest : public ::testing::Test {
         continue;
       }
       EXPECT_EQ(node["via"], "relay") << output;
-      EXPECT_EQ(node["uplink_bytes"], 0) << output;
+      // Nothing but a changed launch agent, which comes from this machine
+      // through the transport, never from another node.
+      if (node["uplink_bytes"] != 0) {
+        EXPECT_EQ(node["uplink_bytes"], AgentBytes()) << output;
+      }
       for (int i = 1; i < kNodes; ++i) {
         if (node["node"] == Node(i).name) {
           EXPECT_EQ(node["from"], Node(i - 1).name) << output;
         }
       }
     }
+  }
+
+  // The size of the launch agent apply sends.
+  static uint64_t AgentBytes() {
+    return ReadFileToString(Runfile("tools/agent/fleetplan-agent")).value_or("").size();
   }
 
   static std::string* prefix_;
@@ -406,6 +415,75 @@ TEST_F(SshApplyTest, RelayedSyncLeavesTheSameTreeEverywhereThroughEditsDeletions
   ASSERT_EQ(third.status, 0) << third.output;
   EXPECT_THAT(FinishedSteps(third.output).changed, IsEmpty()) << third.output;
   EXPECT_TRUE(SyncEvent(third.output).is_null()) << third.output;
+}
+
+// A stranger on the nodes' network (a container that is no node of the
+// spec), started before apply and running throughout: it races the
+// workers' hellos naming each of them with a stop and a failed rank's
+// report, asks the relay for every entry of the tree, and floods the
+// supervisor port with 64 MiB without a newline. The job is synced through
+// the relay and succeeds on every node; the stranger receives none of the
+// tree's bytes (a marker file's content never reaches it) and no answer at
+// all, and the chief's agent cut its flood off at once.
+TEST_F(SshApplyTest, AStrangerOnTheNodesNetworkCannotJoinStopOrReadTheJob) {
+  WriteTree(8 << 20);
+  const std::string marker = "marker-c0ffee-42: the user's private source";
+  ASSERT_THAT(WriteFileAtomic(dir_ + "/src/marker.txt", marker, 0644), IsOk());
+  SpecOptions options;
+  options.fail_rank = "none";
+  std::string spec = WriteSpec(options);
+  std::string out = dir_ + "/stranger";
+  ASSERT_THAT(MakeDirs(out), IsOk());
+  ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/stranger.py"), out + "/stranger.py", 0755),
+              IsOk());
+  std::string name = *prefix_ + "-stranger";
+  std::string mounts;
+  for (const char* dir : {"/usr", "/lib", "/lib64", "/bin", "/sbin"}) {
+    if (access(dir, F_OK) == 0) {
+      absl::StrAppend(&mounts, " --mount type=bind,source=", dir, ",target=", dir, ",readonly");
+    }
+  }
+  RunScript(absl::StrCat("docker rm -f ", name, " >/dev/null 2>&1")).IgnoreError();
+  ASSERT_THAT(RunScript(absl::StrCat(
+                  "docker run -d --name ", name, " --network ", *prefix_, "-net --label ",
+                  "fleetplan.testbed=", *prefix_, mounts, " -v ", out, ":/out ",
+                  "--entrypoint /usr/bin/python3 fleetplan-node:latest /out/stranger.py /out ",
+                  Node(0).ip, " 29501 ", Node(1).name, " ", Node(2).name)),
+              IsOk());
+  absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!ReadFileToString(out + "/started").ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  ToolResult apply = Apply({"--json", "--force", spec});
+  std::string log = Exec(0, absl::StrCat("cat ", kWorkdir, "/.fleetplan/nodes/", Node(0).name,
+                                         "/logs/agent.log"))
+                        .value_or("");
+  RunScript(absl::StrCat("docker rm -f ", name, " >/dev/null 2>&1")).IgnoreError();
+
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  nlohmann::json sync = SyncEvent(apply.output);
+  ASSERT_TRUE(sync.is_object()) << apply.output;
+  for (const nlohmann::json& node : sync["nodes"]) {
+    if (node["node"] != Node(0).name) {
+      EXPECT_EQ(node["via"], "relay") << apply.output;
+    }
+  }
+  ExpectSameTreeEverywhere();
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_TRUE(Exec(i, "test -f /tmp/rank-" + absl::StrCat(i) + ".env").ok()) << Node(i).name;
+  }
+  std::string relayed = ReadFileToString(out + "/relay.bin").value_or("");
+  std::string answered = ReadFileToString(out + "/supervision.bin").value_or("");
+  EXPECT_THAT(relayed, Not(HasSubstr("marker-c0ffee")));
+  EXPECT_THAT(relayed, Not(HasSubstr("FPRELAY")));
+  EXPECT_THAT(answered, Not(HasSubstr("welcome")));
+  EXPECT_THAT(answered, Not(HasSubstr("marker-c0ffee")));
+  // Cut off at the first bytes: far less than the 64 MiB it meant to send
+  // (what it managed is what sat in the kernel's socket buffers).
+  absl::StatusOr<std::string> flooded = ReadFileToString(out + "/flood.txt");
+  ASSERT_THAT(flooded, IsOk());
+  EXPECT_LT(std::stoll(*flooded), 16ll << 20) << *flooded;
+  EXPECT_THAT(log, Not(HasSubstr("asks to stop the job")));
 }
 
 // The others reach the chief at an address where nothing listens (their

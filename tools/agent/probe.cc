@@ -27,18 +27,8 @@ namespace {
 // How long a listener told to stop still accepts, for a connection already
 // on its way.
 constexpr absl::Duration kListenAfterStop = absl::Seconds(3);
-
-// Waits for the client on `fd` to close first, so that TIME_WAIT stays on
-// its side.
-void CloseAfterPeer(int fd, absl::Duration wait) {
-  pollfd poll_fd{fd, POLLIN, 0};
-  char buffer[256];
-  absl::Time deadline = absl::Now() + wait;
-  while (poll(&poll_fd, 1, RemainingMs(deadline)) > 0 &&
-         read(fd, buffer, sizeof(buffer)) > 0) {
-  }
-  close(fd);
-}
+// Accepted connections kept open at once while their clients close them.
+constexpr size_t kMaxOpenClients = 64;
 
 }  // namespace
 
@@ -59,13 +49,22 @@ void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duratio
                     int stop_fd) {
   absl::Time deadline = absl::Now() + timeout;
   std::vector<int> accepted(listeners.size(), 0);
+  // Accepted connections, closed once their client closed first (so that
+  // TIME_WAIT stays on its side) or when serving ends; never waited on one
+  // at a time, so a client that keeps its connection open holds nothing up.
+  std::vector<int> clients;
   bool stopped = stop_fd < 0;
-  auto done = [&] {
+  auto counted = [&] {
     return std::all_of(accepted.begin(), accepted.end(), [&](int n) { return n >= expect; });
   };
+  // Anyone who can reach the port can add to the count, so with `stop_fd`
+  // the count never ends serving early: the end of `stop_fd` (the other
+  // nodes are done) does. Without one, the count is all there is.
+  auto done = [&] { return stopped && counted(); };
   while (!done() && absl::Now() < deadline) {
     std::vector<pollfd> fds;
     for (int listener : listeners) fds.push_back({listener, POLLIN, 0});
+    for (int client : clients) fds.push_back({client, POLLIN, 0});
     if (!stopped) fds.push_back({stop_fd, POLLIN, 0});
     int ready = poll(fds.data(), fds.size(), RemainingMs(deadline));
     if (ready < 0 && errno != EINTR) break;
@@ -73,20 +72,39 @@ void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duratio
     if (!stopped && fds.back().revents != 0) {
       char byte;
       // End-of-file (or an error): the other nodes are done. This node's
-      // own connection may still be on its way, so listen a little longer.
+      // own connection may still be on its way, so listen a little longer
+      // unless every listener had its count.
       if (read(stop_fd, &byte, 1) <= 0) {
         stopped = true;
         deadline = std::min(deadline, absl::Now() + kListenAfterStop);
       }
     }
+    std::vector<int> open_clients;
+    for (size_t i = 0; i < clients.size(); ++i) {
+      const pollfd& client = fds[listeners.size() + i];
+      char buffer[256];
+      ssize_t n = client.revents == 0 ? 1 : read(client.fd, buffer, sizeof(buffer));
+      if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) {
+        open_clients.push_back(client.fd);
+      } else {
+        close(client.fd);  // its client closed first
+      }
+    }
+    clients = std::move(open_clients);
     for (size_t i = 0; i < listeners.size(); ++i) {
       if ((fds[i].revents & POLLIN) == 0) continue;
-      int client = accept4(listeners[i], nullptr, nullptr, SOCK_CLOEXEC);
+      int client = accept4(listeners[i], nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (client < 0) continue;
       ++accepted[i];
-      CloseAfterPeer(client, absl::Seconds(5));
+      // Bounded: past this, the oldest open one is closed.
+      if (clients.size() >= kMaxOpenClients) {
+        close(clients.front());
+        clients.erase(clients.begin());
+      }
+      clients.push_back(client);
     }
   }
+  for (int client : clients) close(client);
 }
 
 int RunListenProbe(const ListenProbeOptions& options, std::FILE* out) {

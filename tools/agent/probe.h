@@ -34,10 +34,12 @@ struct PortRole {
 std::string BindFailure(const PortRole& role, int error);
 
 // Accepts connections on `listeners`, closing each once its client has
-// closed it (so that no TIME_WAIT holds the port here), until every
-// listener has had `expect`, 3 s after `stop_fd` reaches end-of-file (a
-// connection may be on its way when the others are done; -1: never), or
-// `timeout`.
+// closed it (so that no TIME_WAIT holds the port here; at most 64 held),
+// until `stop_fd` reached end-of-file and every listener has had `expect`
+// (at most 3 s after the end-of-file: a connection may be on its way when
+// the others are done), or `timeout`. Without `stop_fd` (-1), until every
+// listener has had `expect`. With it, connections from anyone on the
+// network cannot end the serving early.
 void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duration timeout,
                     int stop_fd);
 

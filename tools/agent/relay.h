@@ -12,7 +12,7 @@
 // On the wire (TCP, one connection per receiving node, inside TLS with the
 // job's key: tools/secure/tls_channel.h; a peer that cannot prove the key
 // gets nothing and is given nothing):
-//   server → receiver  "FPRELAY2 <server id>\n" at once; then, once it knows
+//   server → receiver  "FPRELAY3 <server id>\n" at once; then, once it knows
 //                      it, "<bytes>\n" and the serialized manifest of the
 //                      chief's last sync (what every node must hold)
 //   receiver → server  "<index> <index> ...\n": the manifest entries it
