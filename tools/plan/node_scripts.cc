@@ -54,7 +54,7 @@ std::string EnvExports(const std::vector<NodeVar>& node_env) {
 }
 
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
-                      bool nccl_auto) {
+                      bool nccl_auto, const std::vector<SecretSpec>& secrets) {
   std::string script = absl::StrCat(
       "# Written by fleetplan: the environment shared by this node's ranks.\n",
       PythonActivation(node.python), EnvExports(node_env));
@@ -63,6 +63,16 @@ std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env
     absl::StrAppend(&script,
                     "# NCCL_SOCKET_IFNAME = \"auto\": the interface preflight found here.\n",
                     "if [ -f ", found, " ]; then . ", found, "; fi\n");
+  }
+  if (!secrets.empty()) {
+    std::vector<absl::string_view> names;
+    for (const SecretSpec& secret : secrets) names.push_back(secret.name);
+    // Missing only before the first apply (exec); the agent refuses to
+    // start ranks without a named secret.
+    std::string file = ShellQuote(SecretsPath(node));
+    absl::StrAppend(&script, "# [secrets]: their values are in a file only this user can read.\n",
+                    "export ", kSecretNamesVar, "=", absl::StrJoin(names, ","), "\n",
+                    "if [ -f ", file, " ]; then . ", file, "; fi\n");
   }
   return script;
 }
@@ -76,7 +86,8 @@ std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
   scripts.reserve(spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     scripts.push_back(
-        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto));
+        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto,
+                  spec.secrets));
   }
   return scripts;
 }

@@ -34,12 +34,19 @@ std::string PythonActivation(const PythonEnv& python);
 // node).
 std::string EnvExports(const std::vector<NodeVar>& node_env);
 
+// The name of the variable that lists the [secrets] names, comma-separated,
+// in env.sh: the launch agent reads it to know which values to hide in the
+// ranks' output (tools/agent/redactor.h).
+inline constexpr absl::string_view kSecretNamesVar = "FLEETPLAN_SECRET_NAMES";
+
 // A POSIX sh script, sourced before ranks start, that activates the node's
 // python and exports `node_env`; with `nccl_auto` it then sources the
 // node's preflight.env, where preflight wrote the NCCL_SOCKET_IFNAME it
-// found.
+// found. With `secrets`, it exports their names (kSecretNamesVar) and
+// sources the node's secrets file (SecretsPath), which apply writes; it
+// never holds a value.
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
-                      bool nccl_auto);
+                      bool nccl_auto, const std::vector<SecretSpec>& secrets);
 
 // env.sh's text for every node of `spec`, in node order: what the
 // environment phase writes (EnvScript of NodeEnvironment).

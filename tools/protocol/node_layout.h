@@ -8,6 +8,7 @@
 //   <workdir>/.fleetplan/bin/<target>               a program the build phase built
 //   <workdir>/.fleetplan/nodes/<node>/env.sh        the ranks' environment
 //   <workdir>/.fleetplan/nodes/<node>/preflight.env what preflight found for env.sh
+//   <workdir>/.fleetplan/nodes/<node>/secrets.env   the [secrets] values (0600)
 //   <workdir>/.fleetplan/nodes/<node>/manifest      what the last sync sent
 //   <workdir>/.fleetplan/nodes/<node>/steps/<phase> hash of the last successful step
 //   <workdir>/.fleetplan/nodes/<node>/logs/         the agent's log directory
@@ -54,6 +55,11 @@ std::string EnvScriptPath(const NodeSpec& node);
 // <workdir>/.fleetplan/nodes/<name>/preflight.env: what preflight found out
 // on the node for its ranks (NCCL_SOCKET_IFNAME = "auto"), sourced by env.sh.
 std::string PreflightEnvPath(const NodeSpec& node);
+
+// <workdir>/.fleetplan/nodes/<name>/secrets.env: the [secrets] values as
+// `export NAME='value'` lines, mode 0600, written by apply through the
+// transport and sourced by env.sh.
+std::string SecretsPath(const NodeSpec& node);
 
 // <workdir>/.fleetplan/nodes/<name>/manifest: what the last sync sent.
 std::string SyncManifestPath(const NodeSpec& node);
