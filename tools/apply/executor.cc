@@ -583,11 +583,21 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
 }
 
 Executor::Outcome Executor::WriteEnv(const Step& step) {
-  if (Outcome skip = Skippable(step, step.hash); skip.status == StepStatus::kUnchanged) {
+  bool secrets = !spec_.secrets.empty();
+  std::string hash =
+      secrets ? Digester().Add(step.hash).Add(options_.secrets_digest).Hex() : step.hash;
+  if (Outcome skip = Skippable(step, hash); skip.status == StepStatus::kUnchanged) {
     return skip;
   }
-  absl::Status written = connections_.at(step.node)->WriteFile(step.path, step.content, 0644);
-  if (written.ok()) written = Record(step, step.hash);
+  Connection& connection = *connections_.at(step.node);
+  // The values before the env.sh that sources them; the transports create
+  // the file with this mode, never readable by others in between.
+  absl::Status written =
+      secrets ? connection.WriteFile(SecretsPath(*FindNode(step.node)),
+                                     SecretsFileText(options_.secret_values), 0600)
+              : absl::OkStatus();
+  if (written.ok()) written = connection.WriteFile(step.path, step.content, 0600);
+  if (written.ok()) written = Record(step, hash);
   if (!written.ok()) {
     return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                         PhaseName(step.phase), ": writing ", step.path,

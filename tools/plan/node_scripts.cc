@@ -77,6 +77,14 @@ std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env
   return script;
 }
 
+std::string SecretsFileText(const EnvList& values) {
+  std::string text = "# Written by fleetplan apply: [secrets], for this user only.\n";
+  for (const auto& [name, value] : values) {
+    absl::StrAppend(&text, "export ", name, "=", ShellQuote(value), "\n");
+  }
+  return text;
+}
+
 std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
   int world_size = 0;
   for (const NodeSpec& node : spec.nodes) world_size += node.nproc;

@@ -48,6 +48,11 @@ inline constexpr absl::string_view kSecretNamesVar = "FLEETPLAN_SECRET_NAMES";
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
                       bool nccl_auto, const std::vector<SecretSpec>& secrets);
 
+// The secrets file (SecretsPath) that apply writes from the values it
+// read: an `export NAME='value'` line each, quoted for sh whatever it
+// holds. Never part of a plan: apply calls it with `values` in hand.
+std::string SecretsFileText(const EnvList& values);
+
 // env.sh's text for every node of `spec`, in node order: what the
 // environment phase writes (EnvScript of NodeEnvironment).
 std::vector<std::string> EnvScripts(const ClusterSpec& spec);

@@ -102,5 +102,17 @@ TEST(SecretsPlanTest, EnvScriptSourcesTheSecretsFileWhenThere) {
   EXPECT_EQ(after, "HF_TOKEN,WANDB_API_KEY|hf|w b");
 }
 
+TEST(SecretsPlanTest, SecretsFileGivesEveryValueByteForByte) {
+  std::string dir_ = MakeTestDir();
+  EnvList values = {{"A", "it's $(touch x) `id`"}, {"B", "two\nlines\n"}, {"C", ""}};
+  std::string file = dir_ + "/secrets.env";
+  WriteFileOrDie(file, SecretsFileText(values));
+  FP_ASSERT_OK_AND_ASSIGN(std::string out,
+                          RunSh(absl::StrCat("cd '", dir_, "' && . '", file,
+                                             "' && printf '%s|%s|%s' \"$A\" \"$B\" \"$C\"")));
+  EXPECT_EQ(out, "it's $(touch x) `id`|two\nlines\n|");
+  EXPECT_FALSE(FileExists(dir_ + "/x"));
+}
+
 }  // namespace
 }  // namespace fleetplan
