@@ -356,7 +356,7 @@ std::string Executor::RecordCommand(const Step& step, const std::string& hash) c
   if (hash.empty() || options_.check_only) return "";
   std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
   std::string temporary = absl::StrCat(path, ".tmp");
-  return absl::StrCat("mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
                       " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
                       " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
 }
@@ -365,7 +365,7 @@ absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
   absl::Status written = connections_.at(step.node)->WriteFile(
       StepRecordPath(*FindNode(step.node), PhaseName(step.phase)), absl::StrCat(hash, "\n"),
-      0644);
+      0600);
   // A failed write may have left either: ask the node next time.
   if (written.ok()) {
     NoteRecord(step, hash);

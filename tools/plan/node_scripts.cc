@@ -123,8 +123,11 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
 
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
+  // The state folder is the job's user's alone (one an earlier version
+  // made 0755 is tightened here, on every launch).
   std::string command = absl::StrCat(
-      "cd ", ShellQuote(node.workdir), " && . ", ShellQuote(EnvScriptPath(node)),
+      "cd ", ShellQuote(node.workdir), " && chmod 700 ", kStateDirName,
+      " && . ", ShellQuote(EnvScriptPath(node)),
       " && exec ", ShellQuote(AgentPath(node)),
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,

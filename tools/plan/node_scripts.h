@@ -34,11 +34,6 @@ std::string PythonActivation(const PythonEnv& python);
 // node).
 std::string EnvExports(const std::vector<NodeVar>& node_env);
 
-// The name of the variable that lists the [secrets] names, comma-separated,
-// in env.sh: the launch agent reads it to know which values to hide in the
-// ranks' output (tools/agent/redactor.h).
-inline constexpr absl::string_view kSecretNamesVar = "FLEETPLAN_SECRET_NAMES";
-
 // A POSIX sh script, sourced before ranks start, that activates the node's
 // python and exports `node_env`; with `nccl_auto` it then sources the
 // node's preflight.env, where preflight wrote the NCCL_SOCKET_IFNAME it

@@ -30,6 +30,11 @@ inline constexpr absl::string_view kStateDirName = ".fleetplan";
 // The launch agent's file name in the bin folder.
 inline constexpr absl::string_view kAgentFileName = "fleetplan-agent";
 
+// The variable env.sh sets to the [secrets] names, comma-separated (never
+// a value): the launch agent reads the values of these variables from its
+// environment to hide them in the ranks' output (tools/agent/redactor.h).
+inline constexpr absl::string_view kSecretNamesVar = "FLEETPLAN_SECRET_NAMES";
+
 // `relative` under the node's workdir.
 std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative);
 
