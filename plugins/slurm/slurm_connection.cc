@@ -140,7 +140,10 @@ absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_vie
   std::string output;
   FP_ASSIGN_OR_RETURN(
       int status,
-      RunWithInput(absl::StrCat("mkdir -p ", ShellQuote(dir.empty() ? "/" : dir), " && cat >",
+      // umask first: the file is never readable by others, not even
+      // between cat creating it and chmod setting its mode.
+      RunWithInput(absl::StrCat("umask 077 && mkdir -p ", ShellQuote(dir.empty() ? "/" : dir),
+                                " && cat >",
                                 ShellQuote(tmp), " && chmod ", octal, " ", ShellQuote(tmp),
                                 " && mv -f ", ShellQuote(tmp), " ", ShellQuote(path)),
                    input.path(), &output));

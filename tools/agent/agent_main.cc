@@ -350,7 +350,7 @@ bool SayLaunched(const std::string& report, int status, const std::string& words
     return true;
   }
   absl::Status written =
-      fleetplan::WriteFileAtomic(report, absl::StrCat(status, "\n", words, "\n"), 0644);
+      fleetplan::WriteFileAtomic(report, absl::StrCat(status, "\n", words, "\n"), 0600);
   if (!written.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(written.message()).c_str());
   }
@@ -413,7 +413,7 @@ int RunDetached(fleetplan::NodeAgentOptions options) {
     close(ready[0]);
     setsid();
     int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    int log = open(agent_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    int log = open(agent_log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
     if (null < 0 || log < 0) _exit(1);
     dup2(null, STDIN_FILENO);
     dup2(log, STDOUT_FILENO);

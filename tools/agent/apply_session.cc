@@ -236,7 +236,7 @@ class ApplySession {
     if (frame.fields.size() != 4) return absl::InvalidArgumentError("verify: 4 fields expected");
     TreeCheckReport report = CheckSyncedTree(frame.fields[0], frame.fields[1]);
     if (report.status == 0 && !frame.fields[2].empty()) {
-      if (absl::Status recorded = WriteFileAtomic(frame.fields[2], frame.fields[3], 0644);
+      if (absl::Status recorded = WriteFileAtomic(frame.fields[2], frame.fields[3], 0600);
           !recorded.ok()) {
         report = {2, absl::StrCat("recording ", frame.fields[2], ": ", recorded.message())};
       }

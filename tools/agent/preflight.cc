@@ -308,7 +308,7 @@ CheckResult CheckNccl(const PreflightRequest& request,
   }
   if (!request.check_only) {
     absl::Status written = WriteFileAtomic(
-        request.nccl_env_file, absl::StrCat("export NCCL_SOCKET_IFNAME=", *ifname, "\n"), 0644);
+        request.nccl_env_file, absl::StrCat("export NCCL_SOCKET_IFNAME=", *ifname, "\n"), 0600);
     if (!written.ok()) {
       return not_found(CheckStatus::kFail,
                        absl::StrCat("cannot write ", request.nccl_env_file, ": ",

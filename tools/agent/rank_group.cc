@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "tools/process/files.h"
 
@@ -45,8 +46,10 @@ void RankGroup::Start() {
   for (int i = 0; i < options_.nproc; ++i) {
     int rank = Rank(i);
     prefixers_.emplace_back(absl::StrCat("[", options_.node, "/", rank, "] "));
+    redactors_.emplace_back(options_.secret_values);
     std::string log_path = RankLogPath(options_.run_dir, rank);
-    logs_.push_back(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644));
+    // Only the job's user may read what its ranks printed.
+    logs_.push_back(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
     if (logs_.back() < 0) Message(absl::StrCat("cannot open ", log_path, ": ", strerror(errno)));
     if (options_.generation > 0) {
       std::string line = absl::StrCat("--- restart ", options_.generation, " of ",
@@ -55,6 +58,17 @@ void RankGroup::Start() {
         absl::StrAppend(&line, " (", options_.restart_reason, ")");
       }
       Log(i, absl::StrCat(line, " ---\n"));
+    }
+    if (!options_.missing_secrets.empty()) {
+      std::string why = absl::StrCat(
+          "rank ", rank, " did not start: secret ", absl::StrJoin(options_.missing_secrets, ", "),
+          " is not in the agent's environment (the node's secrets file is missing; "
+          "`apply --force` writes it again)");
+      Message(why);
+      Log(i, absl::StrCat(why, "\n"));
+      failed_[rank] = 127;
+      ranks_.push_back(nullptr);
+      continue;
     }
     RankContract contract =
         ForRank(options_.launcher, rank, i,
@@ -91,9 +105,13 @@ IndexedOutput RankGroup::Forwarder() {
   // Indexes count only ranks that started; map them back.
   return [this](size_t index, absl::string_view chunk) {
     size_t i = started_index_[index];
-    Log(i, chunk);
-    if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Feed(chunk));
+    Write(i, redactors_[i].Feed(chunk));
   };
+}
+
+void RankGroup::Write(size_t i, absl::string_view chunk) {
+  Log(i, chunk);
+  if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Feed(chunk));
 }
 
 std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration timeout) {
@@ -127,6 +145,7 @@ void RankGroup::StopAll() {
   std::vector<Subprocess*> running = Running();
   ::fleetplan::StopAll(running, options_.grace_period, Forwarder());
   for (size_t i = 0; i < ranks_.size(); ++i) {
+    Write(i, redactors_[i].Flush());
     if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Flush());
   }
 }

@@ -15,6 +15,8 @@
 #include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "tools/agent/line_prefixer.h"
+#include "tools/agent/redactor.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/process/subprocess.h"
 #include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/job_state.h"
@@ -37,6 +39,12 @@ struct RankGroupOptions {
   std::string restart_reason;  // e.g. "rank 3 on node 'b' failed with exit status 1"
   int output_fd = -1;   // prefixed output goes here too; -1: logs only
   absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
+  // What no log or output may show: the values of the secrets env.sh gave
+  // this agent (kSecretNamesVar), each written "***" instead.
+  std::vector<std::string> secret_values = SecretValuesFromEnvironment(kSecretNamesVar);
+  // Secrets env.sh names that this agent's environment lacks (the node's
+  // secrets file is gone): no rank starts without them.
+  std::vector<std::string> missing_secrets = MissingSecrets(kSecretNamesVar);
 };
 
 class RankGroup {
@@ -75,6 +83,10 @@ class RankGroup {
   const RankGroupOptions options_;
   std::vector<std::unique_ptr<Subprocess>> ranks_;  // null: did not start
   std::vector<LinePrefixer> prefixers_;
+  std::vector<Redactor> redactors_;
+  // Writes rank `i`'s output (already redacted) to its log and prefixed
+  // to the output descriptor.
+  void Write(size_t i, absl::string_view chunk);
   std::vector<int> logs_;
   std::vector<size_t> started_index_;
   std::map<int, int> failed_;

@@ -360,7 +360,7 @@ std::string Executor::RecordCommand(const Step& step, const std::string& hash) c
   if (hash.empty() || options_.check_only) return "";
   std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
   std::string temporary = absl::StrCat(path, ".tmp");
-  return absl::StrCat("mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
                       " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
                       " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
 }
@@ -369,7 +369,7 @@ absl::Status Executor::Record(const Step& step, const std::string& hash) {
   if (hash.empty() || options_.check_only) return absl::OkStatus();
   absl::Status written = connections_.at(step.node)->WriteFile(
       StepRecordPath(*FindNode(step.node), PhaseName(step.phase)), absl::StrCat(hash, "\n"),
-      0644);
+      0600);
   // A failed write may have left either: ask the node next time.
   if (written.ok()) {
     NoteRecord(step, hash);
@@ -587,11 +587,21 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
 }
 
 Executor::Outcome Executor::WriteEnv(const Step& step) {
-  if (Outcome skip = Skippable(step, step.hash); skip.status == StepStatus::kUnchanged) {
+  bool secrets = !spec_.secrets.empty();
+  std::string hash =
+      secrets ? Digester().Add(step.hash).Add(options_.secrets_digest).Hex() : step.hash;
+  if (Outcome skip = Skippable(step, hash); skip.status == StepStatus::kUnchanged) {
     return skip;
   }
-  absl::Status written = connections_.at(step.node)->WriteFile(step.path, step.content, 0644);
-  if (written.ok()) written = Record(step, step.hash);
+  Connection& connection = *connections_.at(step.node);
+  // The values before the env.sh that sources them; the transports create
+  // the file with this mode, never readable by others in between.
+  absl::Status written =
+      secrets ? connection.WriteFile(SecretsPath(*FindNode(step.node)),
+                                     SecretsFileText(options_.secret_values), 0600)
+              : absl::OkStatus();
+  if (written.ok()) written = connection.WriteFile(step.path, step.content, 0600);
+  if (written.ok()) written = Record(step, hash);
   if (!written.ok()) {
     return Outcome::Failed(absl::StrCat("node '", step.node, "', phase ",
                                         PhaseName(step.phase), ": writing ", step.path,

@@ -65,6 +65,12 @@ struct ApplyOptions {
   std::string status_command = "bazel run //tools:status -- SPEC";
   std::string logs_command = "bazel run //tools:logs -- SPEC --follow";
   std::string stop_command = "bazel run //tools:stop -- SPEC";
+  // The spec's [secrets] as read on this machine (by name), written to
+  // each node's secrets file (SecretsPath, 0600) by the environment step;
+  // and their keyed digest, which that step records in place of a value,
+  // so a changed value writes the file again and relaunches.
+  EnvList secret_values;
+  std::string secrets_digest;
 };
 
 // Exit codes of apply besides a job's own status.

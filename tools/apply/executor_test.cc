@@ -47,6 +47,7 @@ struct Reply {
 struct World {
   absl::Mutex mu;
   std::map<std::string, std::string> files;  // absolute path → content
+  std::map<std::string, uint32_t> modes;     // absolute path → mode written with
   std::vector<std::string> runs;             // "node: command"
   std::vector<std::string> sent;             // "node: path"
   std::vector<std::string> held_stdin;       // "node: command" run with stdin held
@@ -163,9 +164,10 @@ class FakeConnection : public Connection {
   }
 
   absl::Status WriteFile(const std::string& path, absl::string_view content,
-                         uint32_t) override {
+                         uint32_t mode) override {
     absl::MutexLock lock(&world_->mu);
     world_->files[path] = std::string(content);
+    world_->modes[path] = mode;
     return absl::OkStatus();
   }
 
@@ -520,6 +522,44 @@ TEST_F(ExecutorTest, RecordedStepsAreSkippedUnlessForced) {
   force.force = true;
   ASSERT_EQ(Apply(spec, plan, force).exit_code, 0);
   EXPECT_EQ(world_.runs.size(), 12u);
+}
+
+TEST_F(ExecutorTest, SecretsGoToAPrivateFileAndAChangedValueRelaunches) {
+  ClusterSpec spec = Spec(1);
+  SecretSpec secret;
+  secret.name = "TOKEN";
+  spec.secrets = {secret};
+  Plan plan = CheckAndLaunchPlan(spec);
+  Phase env;
+  env.kind = PhaseKind::kEnvironment;
+  Step& write = env.steps.emplace_back(
+      MakeStep(PhaseKind::kEnvironment, "a", StepKind::kWriteEnv, ""));
+  write.path = "/w/a/.fleetplan/nodes/a/env.sh";
+  write.content = "export X=1\n";
+  plan.phases.insert(plan.phases.begin(), env);
+  ApplyOptions options;
+  options.secret_values = {{"TOKEN", "value-one"}};
+  options.secrets_digest = "digest-one";
+  const std::string secrets = "/w/a/.fleetplan/nodes/a/secrets.env";
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(world_.files[secrets], HasSubstr("export TOKEN=value-one\n"));
+  EXPECT_EQ(world_.modes[secrets], 0600u);
+  EXPECT_EQ(world_.modes[write.path], 0600u);
+  std::string record = world_.files["/w/a/.fleetplan/nodes/a/steps/environment"];
+  EXPECT_THAT(record, Not(HasSubstr("value-one")));
+  EXPECT_THAT(record, Not(HasSubstr(write.hash)));
+
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("environment"), ElementsAre("a environment unchanged"));
+  EXPECT_THAT(reporter_->Events("launch"), ElementsAre("a launch unchanged"));
+
+  // Only the digest tells the executor the value changed.
+  options.secret_values = {{"TOKEN", "value-two"}};
+  options.secrets_digest = "digest-two";
+  ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
+  EXPECT_THAT(reporter_->Events("environment"), ElementsAre("a environment changed"));
+  EXPECT_THAT(reporter_->Events("launch"), ElementsAre("a launch changed"));
+  EXPECT_THAT(world_.files[secrets], HasSubstr("export TOKEN=value-two\n"));
 }
 
 TEST_F(ExecutorTest, RunAgainReusesTheConnectionsAndSkipsWhatIsRecorded) {

@@ -16,6 +16,7 @@
 #include "tools/cli/paths.h"
 #include "tools/cli/prepare.h"
 #include "tools/cli/saved_plan.h"
+#include "tools/cli/secret_sources.h"
 #include "tools/cli/signals.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/render.h"
@@ -63,6 +64,15 @@ absl::StatusOr<Prepared> PrepareTarget(const std::string& target,
   }
   if (!resolve.read_only) ReleaseSpec(fresh->spec).IgnoreError();
   return current;
+}
+
+// The spec's [secrets] values and their keyed digest, into `options`.
+absl::Status ReadSecrets(const ClusterSpec& spec, ApplyOptions* options) {
+  if (spec.secrets.empty()) return absl::OkStatus();
+  FP_ASSIGN_OR_RETURN(options->secret_values, ResolveSecrets(spec.secrets));
+  FP_ASSIGN_OR_RETURN(JobKey key, LoadOrMakeDigestKey(DigestKeyPath()));
+  options->secrets_digest = SecretsDigest(key, options->secret_values);
+  return absl::OkStatus();
 }
 
 // Stops the job on the nodes that can be reached (nothing of it may outlive
@@ -221,6 +231,11 @@ int RunApplyCommand(ApplyCommand command) {
     return Fail("apply", prepared.status().message(), PrepareExitCode(prepared.status()));
   }
   if (command.destroy) return Destroy(prepared->spec, command.options.transport);
+  // Every secret has a value here before any node is connected to.
+  if (absl::Status read = ReadSecrets(prepared->spec, &command.options); !read.ok()) {
+    ReleaseSpec(prepared->spec).IgnoreError();
+    return Fail("apply", read.message(), kExitBadInput);
+  }
 
   absl::StatusOr<std::string> agent = FindAgent(command.argv0, command.agent);
   if (!agent.ok()) return Fail("apply", agent.status().message(), kExitApplyFailed);

@@ -154,6 +154,19 @@ bool NcclAuto(const ClusterSpec& spec) {
   return spec.network.nccl_socket_ifname == "auto";
 }
 
+// "A (env VAR), B (file ~/f), C (command `pass show c`)": what the plan
+// shows of the secrets; apply reads the values.
+std::string SecretSources(const std::vector<SecretSpec>& secrets) {
+  std::vector<std::string> parts;
+  for (const SecretSpec& secret : secrets) {
+    absl::string_view source = SecretSourceName(secret.source);
+    parts.push_back(secret.source == SecretSpec::Source::kCommand
+                        ? absl::StrCat(secret.name, " (", source, " `", secret.from, "`)")
+                        : absl::StrCat(secret.name, " (", source, " ", secret.from, ")"));
+  }
+  return absl::StrJoin(parts, ", ");
+}
+
 Phase EnvironmentPhase(const ClusterSpec& spec,
                        const std::vector<std::vector<NodeVar>>& node_envs) {
   PhaseBuilder phase(PhaseKind::kEnvironment, spec.nodes.size());
@@ -161,7 +174,8 @@ Phase EnvironmentPhase(const ClusterSpec& spec,
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, StepKind::kWriteEnv);
     step.path = EnvScriptPath(node);
-    step.content = EnvScript(node, node_envs[i], NcclAuto(spec));
+    step.content = EnvScript(node, node_envs[i], NcclAuto(spec), spec.secrets);
+    if (!spec.secrets.empty()) step.inputs.emplace_back("secrets", SecretSources(spec.secrets));
   }
   return std::move(phase).Build();
 }

@@ -261,7 +261,7 @@ TEST(CompilePlanTest, LaunchCommand) {
   const Step& step = PhaseOf(plan, PhaseKind::kLaunch).steps[1];
   EXPECT_EQ(step.kind, StepKind::kLaunchAgent);
   EXPECT_EQ(step.command,
-            "cd /home/ubuntu/project && "
+            "cd /home/ubuntu/project && chmod 700 .fleetplan && "
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "
             "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent "
             "--node=head --first-rank=2 --nproc=2 --restarts=0 "

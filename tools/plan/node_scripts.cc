@@ -54,7 +54,7 @@ std::string EnvExports(const std::vector<NodeVar>& node_env) {
 }
 
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
-                      bool nccl_auto) {
+                      bool nccl_auto, const std::vector<SecretSpec>& secrets) {
   std::string script = absl::StrCat(
       "# Written by fleetplan: the environment shared by this node's ranks.\n",
       PythonActivation(node.python), EnvExports(node_env));
@@ -64,7 +64,25 @@ std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env
                     "# NCCL_SOCKET_IFNAME = \"auto\": the interface preflight found here.\n",
                     "if [ -f ", found, " ]; then . ", found, "; fi\n");
   }
+  if (!secrets.empty()) {
+    std::vector<absl::string_view> names;
+    for (const SecretSpec& secret : secrets) names.push_back(secret.name);
+    // Missing only before the first apply (exec); the agent refuses to
+    // start ranks without a named secret.
+    std::string file = ShellQuote(SecretsPath(node));
+    absl::StrAppend(&script, "# [secrets]: their values are in a file only this user can read.\n",
+                    "export ", kSecretNamesVar, "=", absl::StrJoin(names, ","), "\n",
+                    "if [ -f ", file, " ]; then . ", file, "; fi\n");
+  }
   return script;
+}
+
+std::string SecretsFileText(const EnvList& values) {
+  std::string text = "# Written by fleetplan apply: [secrets], for this user only.\n";
+  for (const auto& [name, value] : values) {
+    absl::StrAppend(&text, "export ", name, "=", ShellQuote(value), "\n");
+  }
+  return text;
 }
 
 std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
@@ -76,7 +94,8 @@ std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
   scripts.reserve(spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     scripts.push_back(
-        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto));
+        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto,
+                  spec.secrets));
   }
   return scripts;
 }
@@ -104,8 +123,11 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
 
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
+  // The state folder is the job's user's alone (one an earlier version
+  // made 0755 is tightened here, on every launch).
   std::string command = absl::StrCat(
-      "cd ", ShellQuote(node.workdir), " && . ", ShellQuote(EnvScriptPath(node)),
+      "cd ", ShellQuote(node.workdir), " && chmod 700 ", kStateDirName,
+      " && . ", ShellQuote(EnvScriptPath(node)),
       " && exec ", ShellQuote(AgentPath(node)),
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,

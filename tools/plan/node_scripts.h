@@ -37,9 +37,16 @@ std::string EnvExports(const std::vector<NodeVar>& node_env);
 // A POSIX sh script, sourced before ranks start, that activates the node's
 // python and exports `node_env`; with `nccl_auto` it then sources the
 // node's preflight.env, where preflight wrote the NCCL_SOCKET_IFNAME it
-// found.
+// found. With `secrets`, it exports their names (kSecretNamesVar) and
+// sources the node's secrets file (SecretsPath), which apply writes; it
+// never holds a value.
 std::string EnvScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
-                      bool nccl_auto);
+                      bool nccl_auto, const std::vector<SecretSpec>& secrets);
+
+// The secrets file (SecretsPath) that apply writes from the values it
+// read: an `export NAME='value'` line each, quoted for sh whatever it
+// holds. Never part of a plan: apply calls it with `values` in hand.
+std::string SecretsFileText(const EnvList& values);
 
 // env.sh's text for every node of `spec`, in node order: what the
 // environment phase writes (EnvScript of NodeEnvironment).

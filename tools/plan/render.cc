@@ -79,8 +79,11 @@ std::string Describe(const Step& step, const RanksIndex& ranks) {
       if (!exclude.empty()) absl::StrAppend(&line, " (exclude ", exclude, ")");
       return line;
     }
-    case StepKind::kWriteEnv:
-      return "write " + step.path;
+    case StepKind::kWriteEnv: {
+      std::string secrets = Input(step, "secrets");
+      if (secrets.empty()) return "write " + step.path;
+      return absl::StrCat("write ", step.path, " and the secrets file, secrets: ", secrets);
+    }
     case StepKind::kCheck:
       return "check " + absl::StrJoin(step.inputs, ", ", absl::PairFormatter("="));
     case StepKind::kLaunchAgent: {

@@ -88,6 +88,14 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Str("sync.source", spec.sync.source);
   w.Strings("sync.exclude", spec.sync.exclude);
   w.Env("env", spec.env);
+  // Where each secret comes from; its value is apply's to read and never
+  // part of the spec.
+  EnvList secrets;
+  for (const SecretSpec& secret : spec.secrets) {
+    secrets.emplace_back(secret.name,
+                         absl::StrCat(SecretSourceName(secret.source), ":", secret.from));
+  }
+  w.Env("secrets", secrets);
   w.Str("network.nccl_socket_ifname", spec.network.nccl_socket_ifname);
   w.OptBool("network.ib", spec.network.ib);
   w.OptBool("network.p2p", spec.network.p2p);

@@ -33,6 +33,8 @@ std::string PreflightEnvPath(const NodeSpec& node) {
   return NodeStatePath(node, "preflight.env");
 }
 
+std::string SecretsPath(const NodeSpec& node) { return NodeStatePath(node, "secrets.env"); }
+
 std::string SyncManifestPath(const NodeSpec& node) {
   return NodeStatePath(node, "manifest");
 }

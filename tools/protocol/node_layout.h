@@ -8,6 +8,7 @@
 //   <workdir>/.fleetplan/bin/<target>               a program the build phase built
 //   <workdir>/.fleetplan/nodes/<node>/env.sh        the ranks' environment
 //   <workdir>/.fleetplan/nodes/<node>/preflight.env what preflight found for env.sh
+//   <workdir>/.fleetplan/nodes/<node>/secrets.env   the [secrets] values (0600)
 //   <workdir>/.fleetplan/nodes/<node>/manifest      what the last sync sent
 //   <workdir>/.fleetplan/nodes/<node>/steps/<phase> hash of the last successful step
 //   <workdir>/.fleetplan/nodes/<node>/logs/         the agent's log directory
@@ -29,6 +30,11 @@ inline constexpr absl::string_view kStateDirName = ".fleetplan";
 
 // The launch agent's file name in the bin folder.
 inline constexpr absl::string_view kAgentFileName = "fleetplan-agent";
+
+// The variable env.sh sets to the [secrets] names, comma-separated (never
+// a value): the launch agent reads the values of these variables from its
+// environment to hide them in the ranks' output (tools/agent/redactor.h).
+inline constexpr absl::string_view kSecretNamesVar = "FLEETPLAN_SECRET_NAMES";
 
 // `relative` under the node's workdir.
 std::string UnderWorkdir(const NodeSpec& node, absl::string_view relative);
@@ -55,6 +61,11 @@ std::string EnvScriptPath(const NodeSpec& node);
 // <workdir>/.fleetplan/nodes/<name>/preflight.env: what preflight found out
 // on the node for its ranks (NCCL_SOCKET_IFNAME = "auto"), sourced by env.sh.
 std::string PreflightEnvPath(const NodeSpec& node);
+
+// <workdir>/.fleetplan/nodes/<name>/secrets.env: the [secrets] values as
+// `export NAME='value'` lines, mode 0600, written by apply through the
+// transport and sourced by env.sh.
+std::string SecretsPath(const NodeSpec& node);
 
 // <workdir>/.fleetplan/nodes/<name>/manifest: what the last sync sent.
 std::string SyncManifestPath(const NodeSpec& node);

@@ -4,6 +4,18 @@
 
 namespace fleetplan {
 
+absl::string_view SecretSourceName(SecretSpec::Source source) {
+  switch (source) {
+    case SecretSpec::Source::kEnv:
+      return "env";
+    case SecretSpec::Source::kFile:
+      return "file";
+    case SecretSpec::Source::kCommand:
+      return "command";
+  }
+  return "env";
+}
+
 std::string NodeSpec::GroupIn(absl::string_view table) const {
   auto it = groups.find(table);
   return it == groups.end() ? std::string() : it->second;

@@ -130,6 +130,23 @@ struct JobSpec {
   bool program_is_label() const { return program.rfind("//", 0) == 0; }
 };
 
+// A value a rank gets in its environment that the spec names but does not
+// hold: apply reads it on the machine it runs on ([secrets]), writes it to
+// each node's private secrets file, and nothing else ever shows it.
+struct SecretSpec {
+  enum class Source { kEnv, kFile, kCommand };
+  std::string name;  // the ranks' environment variable
+  Source source = Source::kEnv;
+  // kEnv: the variable on the machine running apply; kFile: the file's
+  // path there (a leading "~/" is the user's home); kCommand: an sh
+  // command line whose stdout is the value.
+  std::string from;
+  SourceLocation location;  // of the entry, for errors that name it
+};
+
+// "env", "file" or "command".
+absl::string_view SecretSourceName(SecretSpec::Source source);
+
 struct ClusterSpec {
   std::string name;       // default: the spec file's stem
   std::string spec_path;  // absolute path of the spec file
@@ -137,6 +154,7 @@ struct ClusterSpec {
   KeysSpec keys;
   SyncSpec sync;
   EnvList env;  // [env], for every rank on every node, sorted by name
+  std::vector<SecretSpec> secrets;  // [secrets], sorted by name
   NetworkSpec network;
   JobSpec job;
   // Each transport's own settings, by its table's name ("[<name>]" or

@@ -67,7 +67,9 @@ std::vector<std::string> NodeKeys(const SettingsTables& tables) {
 std::vector<std::string> RootKeys(const SettingsTables& tables) {
   std::vector<std::string> keys = {"name", "defaults", "nodes"};
   keys.insert(keys.end(), tables.grouped.begin(), tables.grouped.end());
-  for (const char* key : {"keys", "sync", "env", "network", "job"}) keys.push_back(key);
+  for (const char* key : {"keys", "sync", "env", "secrets", "network", "job"}) {
+    keys.push_back(key);
+  }
   keys.insert(keys.end(), tables.single.begin(), tables.single.end());
   return keys;
 }
@@ -162,6 +164,10 @@ class SpecReader {
                     ClusterSpec* spec);
   void ReadSync(const toml::node& sync, ClusterSpec* spec);
   void ReadNetwork(const toml::node& network, ClusterSpec* spec);
+  // [secrets]: NAME = { env = "VAR" } | { file = "PATH" } | { command = "CMD" }.
+  void ReadSecrets(const toml::node& secrets, ClusterSpec* spec);
+  std::optional<SecretSpec> ReadSecret(const std::string& name, const toml::node& entry,
+                                       const std::string& key);
   void ReadJob(const toml::node& job, ClusterSpec* spec);
   void ReadLauncher(const toml::table& job, JobSpec* spec);
   void CheckCluster(const toml::table& root, const ClusterSpec& spec);
@@ -459,6 +465,86 @@ void SpecReader::ReadNetwork(const toml::node& network, ClusterSpec* spec) {
   }
 }
 
+void SpecReader::ReadSecrets(const toml::node& secrets, ClusterSpec* spec) {
+  const toml::table* table = secrets.as_table();
+  if (table == nullptr) {
+    reader_.ExpectType(secrets, "secrets", "a table of NAME = { env | file | command = \"...\" }");
+    return;
+  }
+  for (const auto& [name_key, entry] : *table) {
+    std::string name(name_key.str());
+    std::string key = absl::StrCat("secrets.", name);
+    if (!IsValidEnvName(name)) {
+      Position at = PositionOf(name_key.source());
+      if (at.line == 0) at = PositionOf(entry.source());
+      reader_.Error(at, key,
+                    "not a valid environment variable name (expected letters, digits and "
+                    "_, not starting with a digit)");
+      continue;
+    }
+    if (std::optional<SecretSpec> secret = ReadSecret(name, entry, key)) {
+      spec->secrets.push_back(std::move(*secret));
+    }
+  }
+  // A rank gets one value per name: the spec's or the secret, never a
+  // silent choice between them.
+  for (const SecretSpec& secret : spec->secrets) {
+    for (const auto& [name, value] : spec->env) {
+      if (name != secret.name) continue;
+      reader_.Error(Position{secret.location.line, secret.location.column},
+                    absl::StrCat("secrets.", secret.name),
+                    "is also set in [env]; a rank's variable comes from one of them");
+    }
+  }
+}
+
+std::optional<SecretSpec> SpecReader::ReadSecret(const std::string& name,
+                                                 const toml::node& entry,
+                                                 const std::string& key) {
+  static constexpr absl::string_view kExpected =
+      "a table with one source: { env = \"VAR\" }, { file = \"PATH\" } or "
+      "{ command = \"CMD\" }";
+  const toml::table* table = entry.as_table();
+  if (table == nullptr) {
+    reader_.ExpectType(entry, key, kExpected);
+    return std::nullopt;
+  }
+  reader_.CheckKeys(*table, absl::StrCat(key, "."), {"env", "file", "command"});
+  SecretSpec secret;
+  secret.name = name;
+  Position at = PositionOf(entry.source());
+  secret.location = SourceLocation{path_, at.line, at.column};
+  int sources = 0;
+  const toml::node* from = nullptr;
+  for (auto [source_key, source] :
+       {std::pair{"env", SecretSpec::Source::kEnv}, std::pair{"file", SecretSpec::Source::kFile},
+        std::pair{"command", SecretSpec::Source::kCommand}}) {
+    if (const toml::node* node = table->get(source_key)) {
+      ++sources;
+      from = node;
+      secret.source = source;
+    }
+  }
+  if (sources != 1) {
+    reader_.Error(entry, key, absl::StrCat("expected exactly one of `env`, `file` or `command`"));
+    return std::nullopt;
+  }
+  std::string from_key = absl::StrCat(key, ".", SecretSourceName(secret.source));
+  std::optional<std::string> text = reader_.String(*from, from_key);
+  if (!text) return std::nullopt;
+  if (text->empty()) {
+    reader_.Error(*from, from_key, "must not be empty");
+    return std::nullopt;
+  }
+  if (secret.source == SecretSpec::Source::kEnv && !IsValidEnvName(*text)) {
+    reader_.Error(*from, from_key,
+                  absl::StrCat("\"", *text, "\" is not an environment variable name"));
+    return std::nullopt;
+  }
+  secret.from = *text;
+  return secret;
+}
+
 void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   const toml::table* table = job.as_table();
   if (table == nullptr) {
@@ -696,6 +782,7 @@ absl::StatusOr<ClusterSpec> SpecReader::Read() {
   }
   if (const toml::node* node = root.get("sync")) ReadSync(*node, &spec);
   if (const toml::node* node = root.get("env")) spec.env = reader_.Env(*node, "env");
+  if (const toml::node* node = root.get("secrets")) ReadSecrets(*node, &spec);
   if (const toml::node* node = root.get("network")) ReadNetwork(*node, &spec);
   if (const toml::node* node = root.get("job")) {
     ReadJob(*node, &spec);

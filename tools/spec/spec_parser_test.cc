@@ -306,14 +306,14 @@ TEST(SpecParserTest, SyncRelayIsAutoUnlessTurnedOff) {
 TEST(SpecParserTest, UnknownTopLevelTable) {
   EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[netwrok]\nib = false\n")),
             "/specs/cluster.toml:21:2: error: netwrok: unknown key (expected one of: name, "
-            "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
+            "defaults, nodes, ssh, keys, sync, env, secrets, network, job, docker); did you mean "
             "`network`?\n  [netwrok]\n   ^");
 }
 
 TEST(SpecParserTest, UnknownTransportTableSuggestsARegisteredOne) {
   EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[dockr]\nimage = \"x\"\n")),
             "/specs/cluster.toml:21:2: error: dockr: unknown key (expected one of: name, "
-            "defaults, nodes, ssh, keys, sync, env, network, job, docker); did you mean "
+            "defaults, nodes, ssh, keys, sync, env, secrets, network, job, docker); did you mean "
             "`docker`?\n  [dockr]\n   ^");
 }
 
@@ -324,7 +324,7 @@ TEST(SpecParserTest, TablesOfUnlinkedTransportsAreUnknown) {
   std::string error = ErrorOf(kBase);
   EXPECT_EQ(error.substr(0, error.find('\n')),
             "/specs/cluster.toml:16:2: error: ssh: unknown key (expected one of: name, "
-            "defaults, nodes, keys, sync, env, network, job, docker)");
+            "defaults, nodes, keys, sync, env, secrets, network, job, docker)");
   EXPECT_NE(error.find("defaults.ssh: unknown key (expected one of: transport, workdir, "
                        "python, gpus, cpus)"),
             std::string::npos)
@@ -398,6 +398,54 @@ TEST(SpecParserTest, EnvKeysAreChecked) {
   EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[env]\n1BAD = \"x\"\n")),
             "/specs/cluster.toml:22:1: error: env.1BAD: not a valid environment variable name "
             "(expected letters, digits and _, not starting with a digit)\n  1BAD = \"x\"\n  ^");
+}
+
+TEST(SpecParserTest, ReadsSecretsSortedByName) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(absl::StrCat(kBase, R"([secrets]
+WANDB_API_KEY = { env = "WANDB_KEY_HERE" }
+HF_TOKEN = { file = "~/.cache/huggingface/token" }
+DB_PASSWORD = { command = "pass show db" }
+)"), kPath));
+  ASSERT_EQ(spec.secrets.size(), 3u);
+  EXPECT_EQ(spec.secrets[0].name, "DB_PASSWORD");
+  EXPECT_EQ(spec.secrets[0].source, SecretSpec::Source::kCommand);
+  EXPECT_EQ(spec.secrets[0].from, "pass show db");
+  EXPECT_EQ(spec.secrets[1].name, "HF_TOKEN");
+  EXPECT_EQ(spec.secrets[1].source, SecretSpec::Source::kFile);
+  EXPECT_EQ(spec.secrets[1].from, "~/.cache/huggingface/token");
+  EXPECT_EQ(spec.secrets[2].name, "WANDB_API_KEY");
+  EXPECT_EQ(spec.secrets[2].source, SecretSpec::Source::kEnv);
+  EXPECT_EQ(spec.secrets[2].from, "WANDB_KEY_HERE");
+  EXPECT_EQ(spec.secrets[2].location.line, 22);
+}
+
+TEST(SpecParserTest, SecretErrorsPointAtTheEntry) {
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\nTOKEN = { enV = \"T\" }\n")),
+            "/specs/cluster.toml:22:11: error: secrets.TOKEN.enV: unknown key (expected one "
+            "of: env, file, command); did you mean `env`?\n  TOKEN = { enV = \"T\" }\n"
+            "            ^\n"
+            "/specs/cluster.toml:22:9: error: secrets.TOKEN: expected exactly one of `env`, "
+            "`file` or `command`\n  TOKEN = { enV = \"T\" }\n          ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\nTOKEN = \"hunter2\"\n")),
+            "/specs/cluster.toml:22:9: error: secrets.TOKEN: expected a table with one "
+            "source: { env = \"VAR\" }, { file = \"PATH\" } or { command = \"CMD\" }, got "
+            "a string\n  TOKEN = \"hunter2\"\n          ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\nTOKEN = { env = \"A\", file = \"/f\" }\n")),
+            "/specs/cluster.toml:22:9: error: secrets.TOKEN: expected exactly one of `env`, "
+            "`file` or `command`\n  TOKEN = { env = \"A\", file = \"/f\" }\n          ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\n2X = { env = \"A\" }\n")),
+            "/specs/cluster.toml:22:1: error: secrets.2X: not a valid environment variable "
+            "name (expected letters, digits and _, not starting with a digit)\n"
+            "  2X = { env = \"A\" }\n  ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\nX = { env = \"A-B\" }\n")),
+            "/specs/cluster.toml:22:13: error: secrets.X.env: \"A-B\" is not an environment "
+            "variable name\n  X = { env = \"A-B\" }\n              ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[secrets]\nX = { command = \"\" }\n")),
+            "/specs/cluster.toml:22:17: error: secrets.X.command: must not be empty\n"
+            "  X = { command = \"\" }\n                  ^");
+  EXPECT_EQ(ErrorOf(absl::StrCat(kBase, "[env]\nX = \"1\"\n[secrets]\nX = { env = \"X\" }\n")),
+            "/specs/cluster.toml:24:5: error: secrets.X: is also set in [env]; a rank's "
+            "variable comes from one of them\n  X = { env = \"X\" }\n      ^");
 }
 
 TEST(SpecParserTest, UserNamesAreChecked) {

@@ -89,7 +89,7 @@ std::string StatRecord::Serialize() const {
 }
 
 absl::Status StatRecord::Write(const std::string& path) const {
-  return WriteFileAtomic(path, Serialize(), 0644);
+  return WriteFileAtomic(path, Serialize(), 0600);
 }
 
 }  // namespace fleetplan

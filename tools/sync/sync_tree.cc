@@ -71,7 +71,7 @@ absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
     absl::StrAppend(&message, options.verifier, " could not run on the node (status ", *exit,
                     "): ", said);
   }
-  absl::Status forgotten = connection.WriteFile(manifest_path, "", 0644);
+  absl::Status forgotten = connection.WriteFile(manifest_path, "", 0600);
   if (!forgotten.ok()) absl::StrAppend(&message, " (and ", forgotten.message(), ")");
   return absl::Status(code, message);
 }
@@ -138,7 +138,7 @@ absl::StatusOr<SyncResult> SyncTree(Connection& connection, const Manifest& loca
   }
   if (result.changed() || options.ignore_recorded) {
     absl::Status written =
-        connection.WriteFile(manifest_path, SerializeManifest(local), 0644);
+        connection.WriteFile(manifest_path, SerializeManifest(local), 0600);
     if (!written.ok()) {
       return WithContext(written, absl::StrCat("writing ", manifest_path));
     }

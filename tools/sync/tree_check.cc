@@ -44,7 +44,7 @@ std::vector<std::string> CheckTree(const std::string& root, const Manifest& mani
   }
   if (!record_path.empty()) {
     // Only a tree that passed is worth remembering.
-    WriteFileAtomic(record_path, mismatches.empty() ? after.Serialize() : "", 0644)
+    WriteFileAtomic(record_path, mismatches.empty() ? after.Serialize() : "", 0600)
         .IgnoreError();
   }
   return mismatches;
