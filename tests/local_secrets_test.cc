@@ -101,10 +101,8 @@ TEST_F(LocalSecretsTest, ValuesReachTheRankAndNothingElse) {
   EXPECT_EQ(st.st_mode & 0777, 0700u);
   FP_ASSERT_OK_AND_ASSIGN(
       std::string open_files,
-      // job.json is written by the supervision code (node_agent.cc) with
-      // 0644 still; the 0700 folder above keeps it from other users.
       RunScript(absl::StrCat("find '", dir_, "/work/.fleetplan' -type f -perm /077 "
-                             "! -path '*/bin/*' ! -name job.json")));
+                             "! -path '*/bin/*'")));
   EXPECT_EQ(open_files, "") << "state files others can read";
 
   // Neither plan --json nor a saved plan holds a value.

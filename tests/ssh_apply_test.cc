@@ -486,6 +486,53 @@ TEST_F(SshApplyTest, AStrangerOnTheNodesNetworkCannotJoinStopOrReadTheJob) {
   EXPECT_THAT(log, Not(HasSubstr("asks to stop the job")));
 }
 
+// Another unprivileged user on a node (uid 4242: no account is needed to be
+// someone else) while a job with a secret runs: it can read none of the
+// job's state (the state folder, env.sh, the secrets file, the job key,
+// job.json, the rank logs), find neither the key nor the secret on any
+// command line, and signal none of the job's processes.
+TEST_F(SshApplyTest, AnotherUserOnANodeCanReadNoneOfTheJobAndSignalNoneOfIt) {
+  const std::string secret = "ssh-secret-5150-do-not-print";
+  SpecOptions options;
+  options.fail_rank = "none-fails";  // every rank keeps running
+  options.job = "[secrets]\nAPI_TOKEN = { env = \"FP_SSH_E2E_SECRET\" }\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply =
+      RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Seconds(120),
+              {{"FP_SSH_E2E_SECRET", secret}});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  ASSERT_TRUE(WaitForEveryRank());
+  const TestbedNode& node = Node(1);
+  std::string state = absl::StrCat(kWorkdir, "/.fleetplan/nodes/", node.name);
+  auto as_other = [&](const std::string& command) {
+    return RunScript(absl::StrCat("docker exec -u 4242 ", node.name, " sh -c '", command, "'"));
+  };
+  for (const std::string& path :
+       {absl::StrCat(kWorkdir, "/.fleetplan"), state + "/env.sh", state + "/secrets.env",
+        state + "/job.key", state + "/logs/job.json", state + "/logs/latest/rank-1.log",
+        state + "/logs/agent.log"}) {
+    EXPECT_FALSE(as_other(absl::StrCat("cat ", path, " || ls ", path)).ok()) << path;
+    EXPECT_THAT(Exec(1, absl::StrCat("test -e ", path)), IsOk()) << path << " is not there";
+  }
+  absl::StatusOr<std::string> key = Exec(1, absl::StrCat("cat ", state, "/job.key"));
+  ASSERT_THAT(key, IsOk());
+  absl::StatusOr<std::string> command_lines =
+      as_other("cat /proc/[0-9]*/cmdline 2>/dev/null | tr \"\\000\" \" \"");
+  ASSERT_THAT(command_lines, IsOk());
+  EXPECT_THAT(*command_lines, HasSubstr("--key-file="));
+  EXPECT_THAT(*command_lines, Not(HasSubstr(*key)));
+  EXPECT_THAT(*command_lines, Not(HasSubstr(secret)));
+  std::vector<std::string> ranks = ContainerProcessesMentioning(node.name, "rank.sh");
+  ASSERT_THAT(ranks, Not(IsEmpty()));
+  absl::StatusOr<std::string> agent = Exec(1, "pgrep -o -f fleetplan-agent");
+  ASSERT_THAT(agent, IsOk());
+  EXPECT_FALSE(as_other(absl::StrCat("kill -0 ", *agent)).ok());
+  EXPECT_FALSE(as_other(absl::StrCat("kill -TERM ", *agent)).ok());
+  EXPECT_THAT(Exec(1, absl::StrCat("kill -0 ", *agent)), IsOk()) << "the agent runs on";
+  EXPECT_EQ(Job("stop", {spec}).status, 0);
+  ExpectNothingRunning();
+}
+
 // The others reach the chief at an address where nothing listens (their
 // own loopback): each is synced directly, says so, and holds the same tree;
 // preflight then names the unreachable chief.

@@ -605,7 +605,7 @@ class NodeAgent {
     dirty_ = false;
     state_.updated_at = now;
     absl::Status written =
-        WriteFileAtomic(JobStatePath(options_.log_dir), JobStateToJson(state_), 0644);
+        WriteFileAtomic(JobStatePath(options_.log_dir), JobStateToJson(state_), 0600);
     if (!written.ok() && !write_error_said_) {
       write_error_said_ = true;
       Say(absl::StrCat("cannot write the job's state: ", written.message()));

@@ -343,14 +343,14 @@ class Receiver {
       }
       ++removed_;
     }
-    if (absl::Status written = WriteFileAtomic(options_.manifest_path, text_, 0644);
+    if (absl::Status written = WriteFileAtomic(options_.manifest_path, text_, 0600);
         !written.ok()) {
       return written;
     }
     std::vector<std::string> mismatches =
         CheckTree(options_.root, manifest_, CheckRecordPath(options_.manifest_path));
     if (mismatches.empty()) return absl::OkStatus();
-    WriteFileAtomic(options_.manifest_path, "", 0644).IgnoreError();
+    WriteFileAtomic(options_.manifest_path, "", 0600).IgnoreError();
     constexpr size_t kNamed = 10;
     std::vector<std::string> named(mismatches.begin(),
                                    mismatches.begin() + std::min(kNamed, mismatches.size()));
@@ -557,7 +557,7 @@ int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
     // Bytes that did not match: what this node records can no longer be
     // trusted, so the next sync sends everything again.
     if (absl::IsDataLoss(status)) {
-      WriteFileAtomic(options.manifest_path, "", 0644).IgnoreError();
+      WriteFileAtomic(options.manifest_path, "", 0600).IgnoreError();
     }
     std::fprintf(out, "relay: %s\n", std::string(status.message()).c_str());
     return 1;
