@@ -9,20 +9,13 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tools/protocol/json_fields.h"
+#include "tools/util/overloaded.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
 
 constexpr int kMaxInt = std::numeric_limits<int>::max();
-
-// For std::visit: one lambda per alternative.
-template <class... Ts>
-struct Overloaded : Ts... {
-  using Ts::operator()...;
-};
-template <class... Ts>
-Overloaded(Ts...) -> Overloaded<Ts...>;
 
 nlohmann::json StatusesToJson(const RankStatuses& statuses) {
   nlohmann::json json = nlohmann::json::object();
