@@ -11,67 +11,57 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tools/agent/relay_wire.h"
+#include "tools/fuzzing/fuzz_require.h"
 #include "tools/sync/manifest.h"
 
 namespace fleetplan {
 namespace {
 
-void Require(bool ok, const char* what, absl::string_view detail) {
-  if (ok) return;
-  fprintf(stderr, "relay_fuzzer: %s: %.*s\n", what, static_cast<int>(detail.size()),
-          detail.data());
-  abort();
-}
-
 void CheckManifest(absl::string_view text) {
   absl::StatusOr<Manifest> manifest = ParseManifest(text);
   if (!manifest.ok()) {
-    Require(manifest.status().code() == absl::StatusCode::kInvalidArgument,
-            "a manifest error that is not InvalidArgument", manifest.status().ToString());
+    FuzzRequireOkOr(manifest.status(), absl::StatusCode::kInvalidArgument);
     return;
   }
   for (size_t i = 0; i < manifest->entries.size(); ++i) {
-    const ManifestEntry& entry = manifest->entries[i];
-    Require(!entry.path.empty(), "an entry without a path", text);
-    Require(i == 0 || manifest->entries[i - 1].path < entry.path,
-            "entries not sorted by unique paths", entry.path);
+    const ManifestEntry &entry = manifest->entries[i];
+    FuzzRequire(!entry.path.empty(), "an entry without a path", text);
+    FuzzRequire(i == 0 || manifest->entries[i - 1].path < entry.path,
+                "entries not sorted by unique paths", entry.path);
     SafeRelativePath(entry.path);  // the receiver's check of every path
   }
   std::string serialized = SerializeManifest(*manifest);
   absl::StatusOr<Manifest> again = ParseManifest(serialized);
-  Require(again.ok(), "a serialized manifest does not parse", serialized);
-  Require(SerializeManifest(*again) == serialized, "a manifest changed on a round trip",
-          serialized);
-  Require(DiffManifests(Manifest(), *again).to_send.size() == manifest->entries.size(),
-          "a diff from nothing does not send every entry", serialized);
+  FuzzRequire(again.ok(), "a serialized manifest does not parse", serialized);
+  FuzzRequire(SerializeManifest(*again) == serialized, "a manifest changed on a round trip",
+              serialized);
+  FuzzRequire(DiffManifests(Manifest(), *again).to_send.size() == manifest->entries.size(),
+              "a diff from nothing does not send every entry", serialized);
 }
 
 void CheckHeaderLine(absl::string_view line) {
   absl::StatusOr<std::string> identity = ParseRelayMagic(line);
-  Require(identity.ok() || absl::IsUnavailable(identity.status()),
-          "a magic error that is not Unavailable", identity.status().ToString());
+  FuzzRequire(identity.ok() || absl::IsUnavailable(identity.status()),
+              "a magic error that is not Unavailable", identity.status().ToString());
   absl::StatusOr<size_t> size = ParseManifestSize(line);
-  Require(size.ok() || absl::IsUnavailable(size.status()),
-          "a size error that is not Unavailable", size.status().ToString());
-  Require(!size.ok() || *size <= kMaxRelayManifest, "a manifest size over the bound", line);
+  FuzzRequire(size.ok() || absl::IsUnavailable(size.status()),
+              "a size error that is not Unavailable", size.status().ToString());
+  FuzzRequire(!size.ok() || *size <= kMaxRelayManifest, "a manifest size over the bound", line);
 }
 
 void CheckWanted(absl::string_view line, size_t entries) {
   absl::StatusOr<std::vector<size_t>> wanted = ParseWantedEntries(line, entries);
   if (!wanted.ok()) {
-    Require(wanted.status().code() == absl::StatusCode::kInvalidArgument,
-            "a wanted-line error that is not InvalidArgument", wanted.status().ToString());
+    FuzzRequireOkOr(wanted.status(), absl::StatusCode::kInvalidArgument);
     return;
   }
-  Require(wanted->size() <= line.size() / 2 + 1, "more entries than words", line);
-  for (size_t index : *wanted) Require(index < entries, "an entry beyond the manifest", line);
+  FuzzRequire(wanted->size() <= line.size() / 2 + 1, "more entries than words", line);
+  for (size_t index : *wanted) FuzzRequire(index < entries, "an entry beyond the manifest", line);
 }
 
 }  // namespace

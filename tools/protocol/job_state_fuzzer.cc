@@ -7,38 +7,29 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "tools/fuzzing/fuzz_require.h"
 #include "tools/protocol/job_state.h"
 
 namespace fleetplan {
 namespace {
 
-void Require(bool ok, const char* what, absl::string_view detail) {
-  if (ok) return;
-  fprintf(stderr, "job_state_fuzzer: %s: %.*s\n", what, static_cast<int>(detail.size()),
-          detail.data());
-  abort();
-}
-
 void Check(absl::string_view text) {
   absl::StatusOr<NodeJobState> state = JobStateFromJson(text);
   if (!state.ok()) {
-    Require(state.status().code() == absl::StatusCode::kInvalidArgument,
-            "an error that is not InvalidArgument", state.status().ToString());
+    FuzzRequireOkOr(state.status(), absl::StatusCode::kInvalidArgument);
     return;
   }
   // Described as status and apply describe it.
   if (state->failure.has_value()) DescribeFailure(*state->failure);
   std::string written = JobStateToJson(*state);
   absl::StatusOr<NodeJobState> again = JobStateFromJson(written);
-  Require(again.ok(), "a written job.json does not read back",
-          again.ok() ? written : again.status().ToString() + "\n" + written);
-  Require(JobStateToJson(*again) == written, "a job.json changed on a round trip", written);
+  FuzzRequire(again.ok(), "a written job.json does not read back",
+              again.ok() ? written : again.status().ToString() + "\n" + written);
+  FuzzRequire(JobStateToJson(*again) == written, "a job.json changed on a round trip", written);
 }
 
 }  // namespace

@@ -9,41 +9,32 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <cstdlib>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "tools/fuzzing/fuzz_require.h"
 #include "tools/protocol/session_wire.h"
 
 namespace fleetplan {
 namespace {
 
-void Require(bool ok, const char* what, absl::string_view detail) {
-  if (ok) return;
-  fprintf(stderr, "session_wire_fuzzer: %s: %.*s\n", what, static_cast<int>(detail.size()),
-          detail.data());
-  abort();
-}
-
 // Takes every whole frame; false once the stream broke.
-bool TakeFrames(FrameReader& reader, absl::string_view fed, size_t* taken) {
+bool TakeFrames(FrameReader &reader, absl::string_view fed, size_t *taken) {
   while (true) {
     absl::StatusOr<std::optional<Frame>> frame = reader.Next();
     if (!frame.ok()) {
-      Require(frame.status().code() == absl::StatusCode::kDataLoss,
-              "an error that is not DataLoss", frame.status().ToString());
+      FuzzRequireOkOr(frame.status(), absl::StatusCode::kDataLoss);
       return false;
     }
     if (!frame->has_value()) return true;
     std::string encoded = EncodeFrame((*frame)->type, (*frame)->fields);
-    Require(fed.substr(*taken, encoded.size()) == encoded,
-            "a frame is not the bytes it came from", encoded);
+    FuzzRequire(fed.substr(*taken, encoded.size()) == encoded,
+                "a frame is not the bytes it came from", encoded);
     *taken += encoded.size();
-    Require(reader.pending() == fed.size() - *taken, "pending bytes do not add up",
-            absl::StrCat(reader.pending(), " vs ", fed.size() - *taken));
+    FuzzRequire(reader.pending() == fed.size() - *taken, "pending bytes do not add up",
+                absl::StrCat(reader.pending(), " vs ", fed.size() - *taken));
     FrameNumber(**frame, 0, "the fuzzer").IgnoreError();
   }
 }
