@@ -10,16 +10,17 @@
 #include <memory>
 #include <optional>
 #include <utility>
+#include <variant>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
-#include "nlohmann/json.hpp"
 #include "tools/agent/job_coordinator.h"
 #include "tools/agent/peer_channel.h"
 #include "tools/agent/rank_group.h"
 #include "tools/agent/sockets.h"
 #include "tools/process/files.h"
+#include "tools/protocol/peer_message.h"
+#include "tools/util/overloaded.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -98,44 +99,6 @@ absl::StatusOr<std::string> CreateRunDir(const std::string& log_dir, const std::
   return run_dir;
 }
 
-nlohmann::json StatusMap(const std::map<int, int>& statuses) {
-  nlohmann::json json = nlohmann::json::object();
-  for (const auto& [rank, status] : statuses) json[absl::StrCat(rank)] = status;
-  return json;
-}
-
-std::map<int, int> StatusMapFromJson(const nlohmann::json& json) {
-  std::map<int, int> statuses;
-  if (!json.is_object()) return statuses;
-  for (const auto& [key, value] : json.items()) {
-    int rank;
-    if (absl::SimpleAtoi(key, &rank) && value.is_number_integer()) {
-      statuses[rank] = value.get<int>();
-    }
-  }
-  return statuses;
-}
-
-nlohmann::json FailureToJson(const std::optional<JobFailure>& failure) {
-  if (!failure.has_value()) return nullptr;
-  return {{"node", failure->node},
-          {"rank", failure->rank},
-          {"status", failure->status},
-          {"reason", failure->reason}};
-}
-
-std::optional<JobFailure> FailureFromJson(const nlohmann::json& json) {
-  if (!json.is_object()) return std::nullopt;
-  JobFailure failure;
-  failure.node = json.value("node", "");
-  failure.rank = json.value("rank", -1);
-  failure.status = json.value("status", 1);
-  failure.reason = json.value("reason", "");
-  return failure;
-}
-
-std::string Type(const nlohmann::json& message) { return message.value("t", ""); }
-
 class NodeAgent {
  public:
   explicit NodeAgent(const NodeAgentOptions& options) : options_(options) {
@@ -209,7 +172,7 @@ class NodeAgent {
              1);
       return absl::OkStatus();
     }
-    coordinator_->Send({{"t", "hello"}, {"node", options_.node}});
+    coordinator_->Send(HelloMessage{options_.node});
     return absl::OkStatus();
   }
 
@@ -254,7 +217,7 @@ class NodeAgent {
       } else {
         for (PeerChannel* channel : channels) {
           if (channel->fd() != fd) continue;
-          for (const nlohmann::json& message : channel->Receive(now)) {
+          for (const PeerMessage& message : channel->Receive(now)) {
             Handle(*channel, message);
           }
         }
@@ -271,7 +234,7 @@ class NodeAgent {
     if (done_) return;
     if (now >= next_heartbeat_) {
       next_heartbeat_ = now + heartbeat_interval_;
-      for (PeerChannel* channel : Channels()) channel->Send({{"t", "hb"}});
+      for (PeerChannel* channel : Channels()) channel->Send(HeartbeatMessage{});
       WriteState(now);
     } else if (dirty_) {
       WriteState(now);
@@ -326,7 +289,7 @@ class NodeAgent {
     }
     // A worker stops its own ranks at once (the coordinator may be out of
     // reach) and tells the coordinator, which stops the others.
-    if (coordinator_ != nullptr) coordinator_->Send({{"t", "stop"}});
+    if (coordinator_ != nullptr) coordinator_->Send(StopMessage{});
     StopLocalRanks();
   }
 
@@ -357,70 +320,85 @@ class NodeAgent {
     }
   }
 
-  void Handle(PeerChannel& channel, const nlohmann::json& message) {
-    std::string type = Type(message);
-    if (type == "hb") return;
+  void Handle(PeerChannel& channel, const PeerMessage& message) {
+    if (std::holds_alternative<HeartbeatMessage>(message)) return;
     if (job_ != nullptr) {
-      HandleAsCoordinator(channel, type, message);
+      HandleAsCoordinator(channel, message);
     } else {
-      HandleAsWorker(type, message);
+      HandleAsWorker(message);
     }
   }
 
-  void HandleAsCoordinator(PeerChannel& channel, const std::string& type,
-                           const nlohmann::json& message) {
-    if (type == "hello") {
-      std::string node = message.value("node", "");
-      bool known = std::find(options_.nodes.begin(), options_.nodes.end(), node) !=
-                   options_.nodes.end();
-      if (!known || job_->HasJoined(node)) {
-        Say(absl::StrCat("refused an agent that says it is node '", node, "'"));
-        channel.Flush(absl::ZeroDuration());
-        shutdown(channel.fd(), SHUT_RDWR);
-        return;
-      }
-      channel.peer = node;
-      job_->Joined(node);
-      channel.Send({{"t", "welcome"}, {"run_id", state_.run_id}, {"node", options_.node}});
+  // What a worker may say; the rest is not for the coordinator.
+  void HandleAsCoordinator(PeerChannel& channel, const PeerMessage& message) {
+    if (const auto* hello = std::get_if<HelloMessage>(&message)) {
+      Hello(channel, hello->node);
       return;
     }
     if (channel.peer.empty()) return;  // nothing counts before hello
-    int generation = message.value("gen", -1);
-    if (type == "started") {
-      job_->Started(channel.peer, generation);
-    } else if (type == "ended") {
-      job_->RanksEnded(channel.peer, generation, StatusMapFromJson(message.value("statuses", nlohmann::json())),
-                       StatusMapFromJson(message.value("failed", nlohmann::json())));
-    } else if (type == "stop") {
-      Say(absl::StrCat("node '", channel.peer, "' asks to stop the job"));
-      stop_requested_ = true;
-      job_->StopRequested();
-    }
+    std::visit(Overloaded{
+                   [&](const StartedMessage& started) {
+                     job_->Started(channel.peer, started.generation);
+                   },
+                   [&](const EndedMessage& ended) {
+                     job_->RanksEnded(channel.peer, ended.generation, ended.statuses,
+                                      ended.failed);
+                   },
+                   [&](const StopMessage&) {
+                     Say(absl::StrCat("node '", channel.peer, "' asks to stop the job"));
+                     stop_requested_ = true;
+                     job_->StopRequested();
+                   },
+                   [](const auto&) {},
+               },
+               message);
   }
 
-  void HandleAsWorker(const std::string& type, const nlohmann::json& message) {
-    if (type == "welcome") {
-      coordinator_node_ = message.value("node", "");
-      if (state_.run_id.empty()) {
-        state_.run_id = message.value("run_id", "");
-        absl::StatusOr<std::string> run_dir = CreateRunDir(options_.log_dir, state_.run_id);
-        if (!run_dir.ok()) {
-          Say(std::string(run_dir.status().message()));
-          RequestStop("cannot keep logs");
-          return;
-        }
-        run_dir_ = *run_dir;
-      }
-      dirty_ = true;
-    } else if (type == "start") {
-      if (!stop_requested_) StartGeneration(message.value("gen", 0), message.value("why", ""));
-    } else if (type == "stop") {
-      if (message.value("gen", -1) == state_.generation) StopLocalRanks();
-    } else if (type == "end") {
-      std::optional<JobPhase> phase = ParseJobPhase(message.value("state", ""));
-      Finish(phase.value_or(JobPhase::kFailed), FailureFromJson(message.value("failure", nlohmann::json())),
-             message.value("exit_status", 1));
+  void Hello(PeerChannel& channel, const std::string& node) {
+    bool known =
+        std::find(options_.nodes.begin(), options_.nodes.end(), node) != options_.nodes.end();
+    if (!known || job_->HasJoined(node)) {
+      Say(absl::StrCat("refused an agent that says it is node '", node, "'"));
+      channel.Flush(absl::ZeroDuration());
+      shutdown(channel.fd(), SHUT_RDWR);
+      return;
     }
+    channel.peer = node;
+    job_->Joined(node);
+    channel.Send(WelcomeMessage{state_.run_id, options_.node});
+  }
+
+  // What the coordinator may say; the rest is not for a worker.
+  void HandleAsWorker(const PeerMessage& message) {
+    std::visit(Overloaded{
+                   [&](const WelcomeMessage& welcome) { Welcome(welcome); },
+                   [&](const StartMessage& start) {
+                     if (!stop_requested_) StartGeneration(start.generation, start.why);
+                   },
+                   [&](const StopMessage& stop) {
+                     if (stop.generation == state_.generation) StopLocalRanks();
+                   },
+                   [&](const EndMessage& end) {
+                     Finish(end.phase, end.failure, end.exit_status);
+                   },
+                   [](const auto&) {},
+               },
+               message);
+  }
+
+  void Welcome(const WelcomeMessage& welcome) {
+    coordinator_node_ = welcome.node;
+    if (state_.run_id.empty()) {
+      state_.run_id = welcome.run_id;
+      absl::StatusOr<std::string> run_dir = CreateRunDir(options_.log_dir, state_.run_id);
+      if (!run_dir.ok()) {
+        Say(std::string(run_dir.status().message()));
+        RequestStop("cannot keep logs");
+        return;
+      }
+      run_dir_ = *run_dir;
+    }
+    dirty_ = true;
   }
 
   void StartGeneration(int generation, const std::string& why) {
@@ -452,7 +430,7 @@ class NodeAgent {
       state_.phase = job_->phase();
     } else {
       state_.phase = JobPhase::kRunning;
-      if (coordinator_ != nullptr) coordinator_->Send({{"t", "started"}, {"gen", generation}});
+      if (coordinator_ != nullptr) coordinator_->Send(StartedMessage{generation});
     }
     // Whoever waits for the start reads job.json next.
     WriteState(absl::Now());
@@ -486,10 +464,7 @@ class NodeAgent {
     if (job_ != nullptr) {
       job_->RanksEnded(options_.node, state_.generation, statuses, ranks_->failed());
     } else if (coordinator_ != nullptr) {
-      coordinator_->Send({{"t", "ended"},
-                          {"gen", state_.generation},
-                          {"statuses", StatusMap(statuses)},
-                          {"failed", StatusMap(ranks_->failed())}});
+      coordinator_->Send(EndedMessage{state_.generation, statuses, ranks_->failed()});
     }
   }
 
@@ -560,19 +535,16 @@ class NodeAgent {
                                 : "";
           StartGeneration(order.generation, why);
           for (auto& worker : workers_) {
-            worker->Send({{"t", "start"}, {"gen", order.generation}, {"why", why}});
+            worker->Send(StartMessage{order.generation, why});
           }
           break;
         }
         case JobCoordinator::Order::Kind::kStop:
-          for (auto& worker : workers_) worker->Send({{"t", "stop"}, {"gen", order.generation}});
+          for (auto& worker : workers_) worker->Send(StopMessage{order.generation});
           StopLocalRanks();
           break;
         case JobCoordinator::Order::Kind::kEnd: {
-          nlohmann::json end = {{"t", "end"},
-                                {"state", std::string(JobPhaseName(job_->phase()))},
-                                {"exit_status", job_->exit_status()},
-                                {"failure", FailureToJson(job_->failure())}};
+          EndMessage end{job_->phase(), job_->exit_status(), job_->failure()};
           for (auto& worker : workers_) worker->Send(end);
           for (auto& worker : workers_) worker->Flush(kLastWords);
           Finish(job_->phase(), job_->failure(), job_->exit_status());

@@ -8,11 +8,12 @@
 // every other node's agent connects to it over TLS with the job's key, and
 // a connection that does not prove the key within seconds is dropped
 // before anything it sent is read. Messages are JSON lines
-// (peer_channel.h), each with a "t" field:
+// (peer_channel.h), typed in tools/protocol/peer_message.h:
 //   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
 //     failed}, stop (a stop was asked for on the worker), hb
-//   coordinator → worker: welcome {run_id, node}, start {gen}, stop {gen},
-//     end {state, exit_status, failure}, hb
+//   coordinator → worker: welcome {run_id, node}, start {gen, why},
+//     stop {gen}, end {state, exit_status, failure}, hb
+// A line that is no such message closes its connection.
 // Both sides send hb a few times per heartbeat timeout; an agent that hears
 // nothing from the coordinator for the timeout stops its ranks and exits,
 // and a coordinator that loses a worker stops the job (job_coordinator.h

@@ -18,7 +18,6 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/agent/test_ports.h"
-#include "nlohmann/json.hpp"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
 #include "tools/agent/peer_channel.h"
@@ -394,8 +393,8 @@ TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
     // Welcomes and starts the worker, then says nothing more.
     std::unique_ptr<PeerChannel> channel = AcceptProven(listener);
     ASSERT_TRUE(channel->authenticated());
-    channel->Send({{"t", "welcome"}, {"node", "a"}, {"run_id", "job-1"}});
-    channel->Send({{"t", "start"}, {"gen", 0}});
+    channel->Send(WelcomeMessage{"job-1", "a"});
+    channel->Send(StartMessage{0, ""});
     channel->Flush(absl::Seconds(1));
     absl::SleepFor(absl::Seconds(6));
   });
@@ -426,8 +425,8 @@ TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
     PeerChannel channel(std::move(connected->fd), PeerEndpoint(TlsEndpoint::Side::kClient),
                         absl::Now());
     ASSERT_THAT(channel.HandshakeBy(absl::Now() + absl::Seconds(5)), IsOk());
-    channel.Send({{"t", "hello"}, {"node", "b"}});
-    channel.Send({{"t", "started"}, {"gen", 0}});
+    channel.Send(HelloMessage{"b"});
+    channel.Send(StartedMessage{0});
     channel.Flush(absl::Seconds(1));
     absl::SleepFor(absl::Seconds(6));
   });
@@ -469,7 +468,7 @@ TEST_F(JobTest, StrangersRacingTheWorkersCannotTakeTheirPlaceOrStopTheJob) {
       if (!connected.ok()) continue;
       PeerChannel channel(std::move(connected->fd), PeerEndpoint(TlsEndpoint::Side::kClient, 7),
                           absl::Now());
-      channel.Send({{"t", "hello"}, {"node", "c"}});
+      channel.Send(HelloMessage{"c"});
       EXPECT_FALSE(channel.HandshakeBy(absl::Now() + absl::Seconds(2)).ok());
     }
   });

@@ -56,9 +56,9 @@ absl::Status PeerChannel::HandshakeBy(absl::Time deadline) {
   return absl::OkStatus();
 }
 
-void PeerChannel::Send(const nlohmann::json& message) {
+void PeerChannel::Send(const PeerMessage& message) {
   if (closed_) return;
-  out_ += message.dump();
+  out_ += SerializePeerMessage(message);
   out_ += '\n';
   WriteQueued();
 }
@@ -85,8 +85,8 @@ void PeerChannel::Flush(absl::Duration wait) {
   }
 }
 
-std::vector<nlohmann::json> PeerChannel::Receive(absl::Time now) {
-  std::vector<nlohmann::json> messages;
+std::vector<PeerMessage> PeerChannel::Receive(absl::Time now) {
+  std::vector<PeerMessage> messages;
   if (closed_) return messages;
   if (!authenticated()) {
     TlsSocket::Progress progress = tls_->Handshake();
@@ -118,13 +118,13 @@ std::vector<nlohmann::json> PeerChannel::Receive(absl::Time now) {
         Close(absl::StrCat("a line longer than ", kMaxLine, " bytes"));
         return messages;
       }
-      nlohmann::json message = nlohmann::json::parse(in_.begin() + start, in_.begin() + end,
-                                                     nullptr, /*allow_exceptions=*/false);
-      if (!message.is_object()) {
-        Close("a message that is not a JSON object");
+      absl::StatusOr<PeerMessage> message =
+          ParsePeerMessage(absl::string_view(in_).substr(start, end - start));
+      if (!message.ok()) {
+        Close(std::string(message.status().message()));
         return messages;
       }
-      messages.push_back(std::move(message));
+      messages.push_back(*std::move(message));
     }
     in_.erase(0, start);
   }

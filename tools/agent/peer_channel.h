@@ -2,7 +2,8 @@
 #define FLEETPLAN_TOOLS_AGENT_PEER_CHANNEL_H_
 
 // One connection between two launch agents (a worker and the job's
-// coordinator): JSON objects, one per line, over TLS with the job's key
+// coordinator): supervision messages (tools/protocol/peer_message.h), one
+// JSON line each, over TLS with the job's key
 // (tools/secure/tls_channel.h) on a non-blocking TCP socket. Nothing the
 // peer sends is parsed before the handshake proved it holds the key. It
 // remembers when it last heard anything, which is how either side tells
@@ -14,8 +15,8 @@
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
-#include "nlohmann/json.hpp"
 #include "tools/agent/sockets.h"
+#include "tools/protocol/peer_message.h"
 #include "tools/secure/tls_channel.h"
 
 namespace fleetplan {
@@ -48,13 +49,14 @@ class PeerChannel {
   absl::Status HandshakeBy(absl::Time deadline);
   // Queues `message` and writes what the socket takes now (once the
   // handshake is done; queued until then).
-  void Send(const nlohmann::json& message);
+  void Send(const PeerMessage& message);
   // Writes queued bytes for up to `wait` (the last orders before exit).
   void Flush(absl::Duration wait);
   // Advances the handshake, reads what is available (call when poll says
-  // readable) and returns the complete messages; a line that is not a JSON
-  // object, or one over kMaxLine, closes the channel.
-  std::vector<nlohmann::json> Receive(absl::Time now);
+  // readable) and returns the complete messages; a line that is no
+  // message (ParsePeerMessage refuses it), or one over kMaxLine, closes the
+  // channel.
+  std::vector<PeerMessage> Receive(absl::Time now);
 
  private:
   void WriteQueued();

@@ -63,29 +63,31 @@ absl::Status Handshake(Channels& channels) {
   return worker.get();
 }
 
-TEST(PeerChannelTest, CarriesJsonLinesBothWaysAndNotesWhenHeard) {
+TEST(PeerChannelTest, CarriesMessagesBothWaysAndNotesWhenHeard) {
   Channels channels = Pair();
   ASSERT_TRUE(Handshake(channels).ok());
   ASSERT_TRUE(channels.coordinator->authenticated());
-  channels.worker->Send({{"t", "hello"}, {"node", "b"}});
-  channels.worker->Send({{"t", "hb"}});
-  std::vector<nlohmann::json> got = channels.coordinator->Receive(kT0 + absl::Seconds(2));
+  channels.worker->Send(HelloMessage{"b"});
+  channels.worker->Send(HeartbeatMessage{});
+  std::vector<PeerMessage> got = channels.coordinator->Receive(kT0 + absl::Seconds(2));
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0]["node"], "b");
-  EXPECT_EQ(got[1]["t"], "hb");
+  ASSERT_TRUE(std::holds_alternative<HelloMessage>(got[0]));
+  EXPECT_EQ(std::get<HelloMessage>(got[0]).node, "b");
+  EXPECT_TRUE(std::holds_alternative<HeartbeatMessage>(got[1]));
   EXPECT_EQ(channels.coordinator->last_heard(), kT0 + absl::Seconds(2));
   EXPECT_TRUE(channels.coordinator->Receive(kT0 + absl::Seconds(3)).empty());
   EXPECT_EQ(channels.coordinator->last_heard(), kT0 + absl::Seconds(2)) << "nothing came";
-  channels.coordinator->Send({{"t", "welcome"}});
+  channels.coordinator->Send(WelcomeMessage{"r-1", "a"});
   absl::SleepFor(absl::Milliseconds(20));
   got = channels.worker->Receive(kT0);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0]["t"], "welcome");
+  ASSERT_TRUE(std::holds_alternative<WelcomeMessage>(got[0]));
+  EXPECT_EQ(std::get<WelcomeMessage>(got[0]).run_id, "r-1");
 }
 
 TEST(PeerChannelTest, AWorkerWithoutTheKeyIsClosedAndNothingItSentCounts) {
   Channels channels = Pair(/*worker_key=*/2, /*coordinator_key=*/1);
-  channels.worker->Send({{"t", "hello"}, {"node", "b"}});
+  channels.worker->Send(HelloMessage{"b"});
   EXPECT_FALSE(Handshake(channels).ok());
   EXPECT_TRUE(channels.coordinator->closed());
   EXPECT_FALSE(channels.coordinator->authenticated());
@@ -104,13 +106,10 @@ TEST(PeerChannelTest, PlainJsonFromAStrangerIsNeverParsed) {
   close(pair[0]);
 }
 
-TEST(PeerChannelTest, EndOfFileOrGarbageAfterTheHandshakeCloses) {
+TEST(PeerChannelTest, EndOfFileAfterTheHandshakeCloses) {
   Channels channels = Pair();
   ASSERT_TRUE(Handshake(channels).ok());
-  // Garbage inside the encrypted stream: a peer holding the key that
-  // misbehaves is still bounded.
-  std::string line = "not json\n";
-  channels.worker->Send(nlohmann::json::object());  // a valid one first
+  channels.worker->Send(HeartbeatMessage{});  // a valid one first
   channels.coordinator->Receive(kT0);
   EXPECT_FALSE(channels.coordinator->closed());
   channels.worker.reset();  // end-of-file
@@ -124,7 +123,7 @@ TEST(PeerChannelTest, ALineOverTheLimitClosesWithoutGrowingFurther) {
   ASSERT_TRUE(Handshake(channels).ok());
   std::string big(PeerChannel::kMaxLine + 100000, 'x');
   auto sent = std::async(std::launch::async, [&] {
-    channels.worker->Send(big);  // a JSON string, no newline inside
+    channels.worker->Send(HelloMessage{big});  // no newline inside
     channels.worker->Flush(absl::Seconds(5));
   });
   absl::Time deadline = absl::Now() + absl::Seconds(5);

@@ -68,13 +68,11 @@ absl::Status ServeOne(TlsSocket& socket, RelayStock& stock, const std::string& i
   sent = socket.SendAll(absl::StrCat(text->size(), "\n", *text));
   if (!sent.ok()) return sent;
   size_t entries = stock.entries();
-  absl::StatusOr<std::string> wanted = socket.ReceiveLine(16 * entries + 64);
+  absl::StatusOr<std::string> line = socket.ReceiveLine(16 * entries + 64);
+  if (!line.ok()) return line.status();
+  absl::StatusOr<std::vector<size_t>> wanted = ParseWantedEntries(*line, entries);
   if (!wanted.ok()) return wanted.status();
-  for (absl::string_view word : absl::StrSplit(*wanted, ' ', absl::SkipEmpty())) {
-    size_t index = 0;
-    if (!absl::SimpleAtoi(word, &index) || index >= entries) {
-      return absl::InvalidArgumentError(absl::StrCat("asked for entry '", word, "'"));
-    }
+  for (size_t index : *wanted) {
     absl::Status file = stock.Send(
         [&socket](absl::string_view bytes) { return socket.SendAll(bytes); }, index, kStall);
     if (!file.ok()) return file;
@@ -269,28 +267,23 @@ absl::StatusOr<std::string> ReceiveManifestText(TlsSocket& socket,
   // A relay server answers at once.
   SetSocketTimeouts(socket.fd(), absl::Seconds(10));
   absl::StatusOr<std::string> magic = socket.ReceiveLine(512);
-  std::vector<std::string> words;
-  if (magic.ok()) words = absl::StrSplit(*magic, ' ');
-  if (!magic.ok() || words.size() != 2 || words[0] != kRelayMagic) {
-    return absl::UnavailableError(absl::StrCat(
-        "what answered is not a relay server",
-        magic.ok() ? absl::StrCat(" (it said \"", absl::CHexEscape(*magic), "\")")
-                   : absl::StrCat(" (", magic.status().message(), ")")));
+  if (!magic.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("what answered is not a relay server (", magic.status().message(), ")"));
   }
-  if (words[1] == own_identity) {
+  absl::StatusOr<std::string> identity = ParseRelayMagic(*magic);
+  if (!identity.ok()) return identity.status();
+  if (*identity == own_identity) {
     return absl::UnavailableError("that address leads back to this node itself");
   }
   // The manifest comes once the server has it (its own source answered).
   SetSocketTimeouts(socket.fd(), io_timeout);
   absl::StatusOr<std::string> header = socket.ReceiveLine(32);
-  size_t size = 0;
   if (!header.ok()) return header.status();
-  if (!absl::SimpleAtoi(*header, &size)) {
-    return absl::UnavailableError(absl::StrCat("a bad manifest size \"",
-                                               absl::CHexEscape(*header), "\""));
-  }
-  std::string text(size, '\0');
-  if (absl::Status got = socket.ReceiveExactly(text.data(), size); !got.ok()) return got;
+  absl::StatusOr<size_t> size = ParseManifestSize(*header);
+  if (!size.ok()) return size.status();
+  std::string text(*size, '\0');
+  if (absl::Status got = socket.ReceiveExactly(text.data(), *size); !got.ok()) return got;
   return text;
 }
 

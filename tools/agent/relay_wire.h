@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,6 +31,23 @@ absl::Status ReceiveExactly(int fd, char* buffer, size_t size);
 // One '\n'-terminated line, byte by byte (lines are short and few), at
 // most `limit` bytes long.
 absl::StatusOr<std::string> ReceiveLine(int fd, size_t limit);
+
+// The largest manifest a receiver takes from a server.
+inline constexpr size_t kMaxRelayManifest = 256u << 20;
+
+// What a receiver reads from a server, first: the magic line
+// `<kRelayMagic> <identity>`; the server's identity. Unavailable (not a
+// relay server) for another line.
+absl::StatusOr<std::string> ParseRelayMagic(absl::string_view line);
+
+// Then the manifest's size line; Unavailable for one that is not a number
+// of at most kMaxRelayManifest bytes.
+absl::StatusOr<size_t> ParseManifestSize(absl::string_view line);
+
+// What a server reads from a receiver: the indexes of the entries it
+// wants, separated by spaces, each below `entries`. InvalidArgument naming
+// the first word that is not one.
+absl::StatusOr<std::vector<size_t>> ParseWantedEntries(absl::string_view line, size_t entries);
 
 // A path from the manifest that stays under the root.
 bool SafeRelativePath(absl::string_view path);

@@ -1,6 +1,7 @@
 #include "tools/protocol/job_state.h"
 
 #include <array>
+#include <limits>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -41,17 +42,6 @@ absl::StatusOr<RankState> RankFromJson(const nlohmann::json& json) {
   return rank;
 }
 
-absl::StatusOr<JobFailure> FailureFromJson(const nlohmann::json& json) {
-  if (!json.is_object()) return Invalid("failure", "is not an object or null");
-  JobFailure failure;
-  JsonFields fields(json, kDocument);
-  FP_RETURN_IF_ERROR(fields.Get("node", &failure.node));
-  FP_RETURN_IF_ERROR(fields.Get("rank", &failure.rank));
-  FP_RETURN_IF_ERROR(fields.Get("status", &failure.status));
-  FP_RETURN_IF_ERROR(fields.Get("reason", &failure.reason));
-  return failure;
-}
-
 }  // namespace
 
 absl::string_view JobPhaseName(JobPhase phase) {
@@ -81,6 +71,25 @@ std::string DescribeFailure(const JobFailure& failure) {
   return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
 }
 
+nlohmann::json JobFailureToJson(const JobFailure& failure) {
+  return {{"node", failure.node},
+          {"rank", failure.rank},
+          {"status", failure.status},
+          {"reason", failure.reason}};
+}
+
+absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
+                                              absl::string_view document) {
+  if (!json.is_object()) return InvalidField(document, "failure", "is not an object or null");
+  JobFailure failure;
+  JsonFields fields(json, document);
+  FP_RETURN_IF_ERROR(fields.Get("node", &failure.node));
+  FP_RETURN_IF_ERROR(fields.Get("rank", -1, std::numeric_limits<int>::max(), &failure.rank));
+  FP_RETURN_IF_ERROR(fields.Get("status", 0, 255, &failure.status));
+  FP_RETURN_IF_ERROR(fields.Get("reason", &failure.reason));
+  return failure;
+}
+
 std::string JobStateToJson(const NodeJobState& state) {
   nlohmann::json ranks = nlohmann::json::array();
   for (const RankState& rank : state.ranks) {
@@ -90,12 +99,7 @@ std::string JobStateToJson(const NodeJobState& state) {
                                                         : nlohmann::json(nullptr)}});
   }
   nlohmann::json failure = nullptr;
-  if (state.failure.has_value()) {
-    failure = {{"node", state.failure->node},
-               {"rank", state.failure->rank},
-               {"status", state.failure->status},
-               {"reason", state.failure->reason}};
-  }
+  if (state.failure.has_value()) failure = JobFailureToJson(*state.failure);
   nlohmann::json json = {
       {"run_id", state.run_id},
       {"node", state.node},
@@ -148,7 +152,7 @@ absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view text) {
   auto failure = json.find("failure");
   if (failure == json.end()) return Invalid("failure", "is missing");
   if (!failure->is_null()) {
-    FP_ASSIGN_OR_RETURN(JobFailure parsed_failure, FailureFromJson(*failure));
+    FP_ASSIGN_OR_RETURN(JobFailure parsed_failure, JobFailureFromJson(*failure, kDocument));
     state.failure = std::move(parsed_failure);
   }
   return state;

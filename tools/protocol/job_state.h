@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "nlohmann/json_fwd.hpp"
 
 namespace fleetplan {
 
@@ -47,6 +48,14 @@ struct JobFailure {
 // "rank 3 on node 'b' failed with exit status 1", or with no rank,
 // "node 'b' failed: <reason>".
 std::string DescribeFailure(const JobFailure& failure);
+
+// A failure as job.json and the agents' end message carry it:
+// {node, rank, status, reason}.
+nlohmann::json JobFailureToJson(const JobFailure& failure);
+// InvalidArgument naming `document` and the field that is missing or wrong
+// (a rank below -1, a status outside 0..255).
+absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
+                                              absl::string_view document);
 
 struct NodeJobState {
   std::string run_id;

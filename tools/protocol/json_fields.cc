@@ -1,5 +1,8 @@
 #include "tools/protocol/json_fields.h"
 
+#include <cstdint>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "tools/util/status_macros.h"
 
@@ -8,6 +11,23 @@ namespace fleetplan {
 absl::Status InvalidField(absl::string_view document, absl::string_view key,
                           absl::string_view what) {
   return absl::InvalidArgumentError(absl::StrCat(document, ": \"", key, "\" ", what));
+}
+
+bool JsonToInt(const nlohmann::json& json, int* out) {
+  // get<int>() would wrap a larger number around without a word.
+  if (json.is_number_unsigned()) {
+    uint64_t value = json.get<uint64_t>();
+    if (value > static_cast<uint64_t>(std::numeric_limits<int>::max())) return false;
+    *out = static_cast<int>(value);
+    return true;
+  }
+  if (!json.is_number_integer()) return false;
+  int64_t value = json.get<int64_t>();
+  if (value < std::numeric_limits<int>::min() || value > std::numeric_limits<int>::max()) {
+    return false;
+  }
+  *out = static_cast<int>(value);
+  return true;
 }
 
 absl::Status JsonFields::Find(const char* key, const nlohmann::json** out) const {
@@ -31,8 +51,17 @@ absl::Status JsonFields::Get(const char* key, std::string* out) const {
 absl::Status JsonFields::Get(const char* key, int* out) const {
   const nlohmann::json* value;
   FP_RETURN_IF_ERROR(Find(key, &value));
-  if (!value->is_number_integer()) return Invalid(key, "is not an integer");
-  *out = value->get<int>();
+  if (!JsonToInt(*value, out)) return Invalid(key, "is not an integer in the range of int");
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, int min, int max, int* out) const {
+  int value;
+  FP_RETURN_IF_ERROR(Get(key, &value));
+  if (value < min || value > max) {
+    return Invalid(key, absl::StrCat("is ", value, ", not in ", min, "..", max));
+  }
+  *out = value;
   return absl::OkStatus();
 }
 
@@ -58,8 +87,9 @@ absl::Status JsonFields::Get(const char* key, std::vector<int>* out) const {
   if (!value->is_array()) return Invalid(key, "is not a list of integers");
   out->clear();
   for (const nlohmann::json& item : *value) {
-    if (!item.is_number_integer()) return Invalid(key, "is not a list of integers");
-    out->push_back(item.get<int>());
+    int number;
+    if (!JsonToInt(item, &number)) return Invalid(key, "is not a list of integers");
+    out->push_back(number);
   }
   return absl::OkStatus();
 }
@@ -71,8 +101,9 @@ absl::Status JsonFields::Get(const char* key, std::optional<int>* out) const {
     out->reset();
     return absl::OkStatus();
   }
-  if (!value->is_number_integer()) return Invalid(key, "is not an integer or null");
-  *out = value->get<int>();
+  int number;
+  if (!JsonToInt(*value, &number)) return Invalid(key, "is not an integer or null");
+  *out = number;
   return absl::OkStatus();
 }
 

@@ -21,16 +21,22 @@ namespace fleetplan {
 absl::Status InvalidField(absl::string_view document, absl::string_view key,
                           absl::string_view what);
 
+// Sets `*out` to `json` when it is an integer in the range of int.
+bool JsonToInt(const nlohmann::json& json, int* out);
+
 class JsonFields {
  public:
   // `json` must outlive this object.
   JsonFields(const nlohmann::json& json, absl::string_view document)
       : json_(json), document_(document) {}
 
-  // Each sets `*out` from field `key`; InvalidArgument when it is missing
-  // or of another type.
+  // Each sets `*out` from field `key`; InvalidArgument when it is missing,
+  // of another type or out of range.
   absl::Status Get(const char* key, std::string* out) const;
+  // An integer in the range of int.
   absl::Status Get(const char* key, int* out) const;
+  // An integer in [min, max].
+  absl::Status Get(const char* key, int min, int max, int* out) const;
   absl::Status Get(const char* key, uint64_t* out) const;
   absl::Status Get(const char* key, bool* out) const;
   absl::Status Get(const char* key, std::vector<int>* out) const;

@@ -225,6 +225,14 @@ absl::StatusOr<Manifest> ParseManifest(absl::string_view text) {
     manifest.entries.push_back(*std::move(entry));
   }
   SortEntries(&manifest.entries);
+  // Paths are unique: a receiver indexes the entries by path.
+  for (size_t i = 1; i < manifest.entries.size(); ++i) {
+    if (manifest.entries[i].path == manifest.entries[i - 1].path) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("manifest: \"", absl::CEscape(manifest.entries[i].path),
+                       "\" is listed twice"));
+    }
+  }
   return manifest;
 }
 

@@ -80,7 +80,8 @@ absl::Status AddExtraFiles(const std::vector<ExtraFile>& extras,
 // `f` (source) or `x` (extra), the path C-escaped and last.
 std::string SerializeManifest(const Manifest& manifest);
 
-// The inverse of SerializeManifest. InvalidArgument naming the line.
+// The inverse of SerializeManifest. InvalidArgument naming the line, or
+// the path listed twice.
 absl::StatusOr<Manifest> ParseManifest(absl::string_view text);
 
 struct ManifestDiff {

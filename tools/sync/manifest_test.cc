@@ -118,6 +118,13 @@ TEST(ManifestTest, ParseRejectsGarbageNamingTheLine) {
               StatusIs(absl::StatusCode::kInvalidArgument, ::testing::HasSubstr("line 2")));
 }
 
+TEST(ManifestTest, ParseRejectsAPathListedTwice) {
+  absl::StatusOr<Manifest> parsed = ParseManifest("f 0644 1 d1 a\nf 0755 2 d2 a\n");
+  ASSERT_FALSE(parsed.ok());
+  EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(parsed.status().message(), "manifest: \"a\" is listed twice");
+}
+
 TEST(ManifestTest, DiffSendsNewAndChangedAndRemovesGone) {
   Manifest before, after;
   before.entries = {{"gone", 1, 0644, "d1", false, ""},
