@@ -7,6 +7,8 @@
 # and `rsync -a` over ssh to every node in parallel.
 #
 #   bench/relay_bench.sh [N]        (default: 8 nodes; run as root; RUNS=3)
+#   RATE=none: unshaped; ONLY=tree or ONLY=big: one workload; BIN_DIR: the
+#   bazel-bin of another opt build to measure (the code before a change).
 #
 # Nodes are sshd containers on one bridge (tests/testbed/cluster.sh). The
 # link from this machine to the containers is shaped to $RATE (default
@@ -49,7 +51,9 @@ cleanup() {
 trap cleanup EXIT
 tests/testbed/cluster.sh up "$n" "$prefix" >"$work/nodes"
 bridge="br-$(docker network inspect "$prefix-net" -f '{{.Id}}' | cut -c1-12)"
-if tc qdisc replace dev "$bridge" root tbf rate "$rate" burst 256kb latency 100ms; then
+if [ "$rate" = none ]; then
+  shaping="UNSHAPED (RATE=none)"
+elif tc qdisc replace dev "$bridge" root tbf rate "$rate" burst 256kb latency 100ms; then
   shaping="this machine -> containers shaped to $rate (tbf on $bridge)"
 else
   shaping="UNSHAPED: tbf is not available here"
@@ -119,8 +123,8 @@ bench() {  # bench NAME SOURCE [with-off]
 
 python3 bench/make_tree.py "$work/tree"
 python3 bench/make_tree.py "$work/big" 1 $((big_mib << 20))
-bench tree "$work/tree" with-off
-bench big "$work/big"
+[ "${ONLY:-}" = big ] || bench tree "$work/tree" with-off
+[ "${ONLY:-}" = tree ] || bench big "$work/big"
 
 python3 - "$work" "$n" "$agent" "$shaping" <<'PY'
 import json, os, statistics, sys
@@ -142,6 +146,8 @@ def uplink_reported(name):
     return out
 print(f"\n{shaping}; {n} nodes; agent {agent_bytes} bytes")
 for name, root in (("tree", "tree"), ("big", "big")):
+    if not os.path.exists(f"{work}/time_{name}.json"):
+        continue  # ONLY= the other one
     data = tree_bytes(f"{work}/{root}")
     with open(f"{work}/time_{name}.json") as f:
         results = {r["command"]: r for r in json.load(f)["results"]}

@@ -40,6 +40,8 @@ trap 'rm -rf "$root"' EXIT
 cd "$root"
 mkdir -p etc/ssh root/.ssh run/sshd tmp var/tmp var/log var/empty \
   usr lib lib64 bin sbin proc sys dev home
+# mktemp made the root 0700: a node's other users must reach /usr and /lib.
+chmod 755 .
 chmod 1777 tmp var/tmp
 chmod 700 root root/.ssh
 chmod 755 run/sshd

@@ -38,7 +38,7 @@ constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
 constexpr size_t kMaxUnproven = 16;
 
 // Only an agent alone needs no key: every other one talks to a peer.
-bool alone_or_worker_key_ok(const NodeAgentOptions& options) {
+bool HasTheKeyItNeeds(const NodeAgentOptions& options) {
   bool alone = options.coordinator.empty() &&
                (options.nodes.empty() ||
                 (options.nodes.size() == 1 && options.nodes[0] == options.node));
@@ -57,7 +57,7 @@ absl::Status Validate(const NodeAgentOptions& options) {
   if (options.heartbeat_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--heartbeat-timeout must be positive");
   }
-  if (!alone_or_worker_key_ok(options)) {
+  if (!HasTheKeyItNeeds(options)) {
     return absl::InvalidArgumentError(
         "a job of several nodes needs the job's key (--key-file): the agents prove it to "
         "each other on every connection");

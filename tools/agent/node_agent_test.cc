@@ -23,6 +23,7 @@
 #include "tools/agent/peer_channel.h"
 #include "tools/agent/sockets.h"
 #include "tools/util/status_matchers.h"
+#include "tools/secure/testing.h"
 
 namespace fleetplan {
 namespace {
@@ -30,17 +31,7 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-// OpenSSL writes to sockets whose peer may be gone, as in the agent.
-const bool kIgnoreSigpipe = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
-
-JobKey TestKey(uint8_t fill = 42) {
-  JobKey key;
-  key.bytes.fill(fill);
-  return key;
-}
+JobKey TestKey(uint8_t fill = 42) { return TestJobKey(fill); }
 
 // A peer that holds the job's key (or another one): the TLS side of the
 // supervision channel as the agents speak it.

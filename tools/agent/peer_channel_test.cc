@@ -1,4 +1,5 @@
 #include "tools/agent/peer_channel.h"
+#include "tools/secure/testing.h"
 
 #include <signal.h>
 #include <sys/socket.h>
@@ -12,22 +13,10 @@
 namespace fleetplan {
 namespace {
 
-// OpenSSL writes to sockets whose peer may be gone, as in the agent.
-const bool kIgnoreSigpipe = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
-
 const absl::Time kT0 = absl::FromUnixSeconds(100);
 
-JobKey KeyOf(uint8_t fill) {
-  JobKey key;
-  key.bytes.fill(fill);
-  return key;
-}
-
 std::shared_ptr<TlsEndpoint> Endpoint(TlsEndpoint::Side side, uint8_t key = 1) {
-  return *TlsEndpoint::Make(side, KeyOf(key), kSupervisionPurpose);
+  return *TlsEndpoint::Make(side, TestJobKey(key), kSupervisionPurpose);
 }
 
 // A worker's channel (client) and a coordinator's (server) on a socket

@@ -30,6 +30,7 @@
 #include "tools/secure/tls_channel.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/digest.h"
+#include "tools/secure/testing.h"
 
 namespace fleetplan {
 namespace {
@@ -38,11 +39,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
-JobKey TestKey(uint8_t fill = 9) {
-  JobKey key;
-  key.bytes.fill(fill);
-  return key;
-}
+JobKey TestKey(uint8_t fill = 9) { return TestJobKey(fill); }
 
 std::string TempDir() {
   std::string pattern = absl::StrCat(testing::TempDir(), "/relay-XXXXXX");

@@ -12,23 +12,12 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/util/status_matchers.h"
+#include "tools/secure/testing.h"
 
 namespace fleetplan {
 namespace {
 
-// OpenSSL writes to sockets whose peer may be gone, as in the agent.
-const bool kIgnoreSigpipe = [] {
-  signal(SIGPIPE, SIG_IGN);
-  return true;
-}();
-
 using ::testing::HasSubstr;
-
-JobKey KeyOf(uint8_t fill) {
-  JobKey key;
-  key.bytes.fill(fill);
-  return key;
-}
 
 struct Pair {
   std::unique_ptr<TlsSocket> client;
@@ -60,7 +49,7 @@ std::pair<absl::Status, absl::Status> Handshake(Pair& pair) {
 }
 
 TEST(TlsChannelTest, TheSameKeyConnectsAndCarriesBytesBothWays) {
-  Pair pair = Connected(KeyOf(7), KeyOf(7));
+  Pair pair = Connected(TestJobKey(7), TestJobKey(7));
   auto [client, server] = Handshake(pair);
   ASSERT_THAT(client, IsOk());
   ASSERT_THAT(server, IsOk());
@@ -78,7 +67,7 @@ TEST(TlsChannelTest, TheSameKeyConnectsAndCarriesBytesBothWays) {
 }
 
 TEST(TlsChannelTest, AnotherKeyIsRefusedOnBothSides) {
-  Pair pair = Connected(KeyOf(1), KeyOf(2));
+  Pair pair = Connected(TestJobKey(1), TestJobKey(2));
   auto [client, server] = Handshake(pair);
   EXPECT_FALSE(client.ok());
   EXPECT_THAT(server, StatusIs(absl::StatusCode::kUnauthenticated));
@@ -86,7 +75,7 @@ TEST(TlsChannelTest, AnotherKeyIsRefusedOnBothSides) {
 }
 
 TEST(TlsChannelTest, AConnectionMadeForTheRelayIsRefusedBySupervision) {
-  Pair pair = Connected(KeyOf(3), KeyOf(3), kRelayPurpose, kSupervisionPurpose);
+  Pair pair = Connected(TestJobKey(3), TestJobKey(3), kRelayPurpose, kSupervisionPurpose);
   auto [client, server] = Handshake(pair);
   EXPECT_FALSE(client.ok());
   EXPECT_FALSE(server.ok());
@@ -95,7 +84,7 @@ TEST(TlsChannelTest, AConnectionMadeForTheRelayIsRefusedBySupervision) {
 TEST(TlsChannelTest, PlainTextIsRefusedBeforeAnyOfItIsRead) {
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, KeyOf(4), kSupervisionPurpose);
+  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, TestJobKey(4), kSupervisionPurpose);
   ASSERT_THAT(server_end, IsOk());
   auto server = TlsSocket::Make(*server_end, fds[1]);
   ASSERT_THAT(server, IsOk());
@@ -111,7 +100,7 @@ TEST(TlsChannelTest, PlainTextIsRefusedBeforeAnyOfItIsRead) {
 TEST(TlsChannelTest, ASilentPeerTimesOut) {
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, KeyOf(5), kRelayPurpose);
+  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, TestJobKey(5), kRelayPurpose);
   auto server = TlsSocket::Make(*server_end, fds[1]);
   ASSERT_THAT(server, IsOk());
   EXPECT_THAT((*server)->HandshakeBy(absl::Now() + absl::Milliseconds(100)),
@@ -125,7 +114,7 @@ TEST(TlsChannelTest, ARecordedHandshakeCannotBeReplayed) {
   // worthless, and without the key nobody can answer the new one.
   int fds[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-  auto client_end = TlsEndpoint::Make(TlsEndpoint::Side::kClient, KeyOf(6), kSupervisionPurpose);
+  auto client_end = TlsEndpoint::Make(TlsEndpoint::Side::kClient, TestJobKey(6), kSupervisionPurpose);
   fcntl(fds[0], F_SETFL, O_NONBLOCK);
   auto client = TlsSocket::Make(*client_end, fds[0]);
   ASSERT_THAT(client, IsOk());
@@ -137,7 +126,7 @@ TEST(TlsChannelTest, ARecordedHandshakeCannotBeReplayed) {
 
   int again[2];
   ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, again), 0);
-  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, KeyOf(6), kSupervisionPurpose);
+  auto server_end = TlsEndpoint::Make(TlsEndpoint::Side::kServer, TestJobKey(6), kSupervisionPurpose);
   auto server = TlsSocket::Make(*server_end, again[1]);
   ASSERT_THAT(server, IsOk());
   ASSERT_EQ(write(again[0], flight.data(), flight.size()), n);
