@@ -20,7 +20,9 @@ runs=${RUNS:-10}
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
-bin="$(opt_build //tools:fleetplan-apply //tools:fleetplan-status //tools:fleetplan-stop)/tools"
+# BIN_DIR: the bazel-bin of another opt build to measure (the code before a
+# change, run right before or after this one).
+bin="${BIN_DIR:-$(opt_build //tools:fleetplan-apply //tools:fleetplan-status //tools:fleetplan-stop)}/tools"
 start_loopback_sshd "$n"
 
 mkdir -p "$work/src"
