@@ -314,7 +314,7 @@ class NodeAgent {
   // fill the agent's log: the first few, then every hundredth.
   void NoteRefused(const std::string& why) {
     ++refused_;
-    if (refused_ <= 5 || refused_ % 100 == 0) {
+    if (RefusalWorthSaying(refused_)) {
       Say(absl::StrCat("refused a connection to the supervisor port (", refused_,
                        " so far): ", why));
     }

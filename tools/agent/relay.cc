@@ -171,7 +171,7 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
         if (it != accepted.unproven.end()) accepted.unproven.erase(it);
         if (proven.ok()) {
           ++accepted.proven;
-        } else if (++accepted.refused <= 5 || accepted.refused % 100 == 0) {
+        } else if (RefusalWorthSaying(++accepted.refused)) {
           say(absl::StrCat("relay: refused a connection (", accepted.refused,
                            " so far): ", proven.message()));
         }

@@ -25,39 +25,6 @@ absl::Status SocketError(absl::string_view what) {
   return absl::UnavailableError(absl::StrCat(what, ": ", std::strerror(errno)));
 }
 
-absl::Status SendAll(int fd, absl::string_view data) {
-  while (!data.empty()) {
-    ssize_t sent = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) return SocketError("sending");
-    data.remove_prefix(sent);
-  }
-  return absl::OkStatus();
-}
-
-absl::Status ReceiveExactly(int fd, char* buffer, size_t size) {
-  while (size > 0) {
-    ssize_t got = recv(fd, buffer, size, 0);
-    if (got < 0 && errno == EINTR) continue;
-    if (got == 0) return absl::UnavailableError("the connection closed early");
-    if (got < 0) return SocketError("receiving");
-    buffer += got;
-    size -= got;
-  }
-  return absl::OkStatus();
-}
-
-absl::StatusOr<std::string> ReceiveLine(int fd, size_t limit) {
-  std::string line;
-  char c;
-  while (true) {
-    if (absl::Status got = ReceiveExactly(fd, &c, 1); !got.ok()) return got;
-    if (c == '\n') return line;
-    line.push_back(c);
-    if (line.size() > limit) return absl::InvalidArgumentError("line too long");
-  }
-}
-
 absl::StatusOr<std::string> ParseRelayMagic(absl::string_view line) {
   std::vector<absl::string_view> words = absl::StrSplit(line, ' ');
   if (words.size() != 2 || words[0] != kRelayMagic) {

@@ -23,15 +23,6 @@ void SetSocketTimeouts(int fd, absl::Duration timeout);
 // Unavailable: `what` and errno's text.
 absl::Status SocketError(absl::string_view what);
 
-absl::Status SendAll(int fd, absl::string_view data);
-
-// Reads exactly `size` bytes (fewer only at an error or end of stream).
-absl::Status ReceiveExactly(int fd, char* buffer, size_t size);
-
-// One '\n'-terminated line, byte by byte (lines are short and few), at
-// most `limit` bytes long.
-absl::StatusOr<std::string> ReceiveLine(int fd, size_t limit);
-
 // The largest manifest a receiver takes from a server.
 inline constexpr size_t kMaxRelayManifest = 256u << 20;
 

@@ -52,6 +52,11 @@ struct Connected {
 // last error otherwise.
 absl::StatusOr<Connected> ConnectWithRetry(absl::string_view target, absl::Duration timeout);
 
+// Whether the `count`th connection refused (one that did not prove the
+// job's key) is worth a line in the log: the first few, then every
+// hundredth, so that a flood of them cannot fill it.
+inline bool RefusalWorthSaying(size_t count) { return count <= 5 || count % 100 == 0; }
+
 // Milliseconds left until `deadline`, for poll(); 0 once it passed.
 int RemainingMs(absl::Time deadline);
 
