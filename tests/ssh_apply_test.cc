@@ -160,6 +160,35 @@ class SshApplyTest : public ::testing::Test {
     return ContainerExec(Node(node).name, command);
   }
 
+  // Starts tests/testdata/stranger.py with `args` in a container on the
+  // test bed's network that is no node of the spec (the host's programs,
+  // read-only), recording into `out`; true once it runs.
+  bool StartStranger(const std::string& name, const std::string& out, const std::string& args) {
+    if (!MakeDirs(out).ok() ||
+        !CopyFileAtomic(Runfile("tests/testdata/stranger.py"), out + "/stranger.py", 0755).ok()) {
+      return false;
+    }
+    std::string mounts;
+    for (const char* dir : {"/usr", "/lib", "/lib64", "/bin", "/sbin"}) {
+      if (access(dir, F_OK) == 0) {
+        absl::StrAppend(&mounts, " --mount type=bind,source=", dir, ",target=", dir, ",readonly");
+      }
+    }
+    RunScript(absl::StrCat("docker rm -f ", name, " >/dev/null 2>&1")).IgnoreError();
+    absl::Status started = RunScript(absl::StrCat(
+        "docker run -d --name ", name, " --network ", *prefix_, "-net --label ",
+        "fleetplan.testbed=", *prefix_, mounts, " -v ", out, ":/out ",
+        "--entrypoint /usr/bin/python3 fleetplan-node:latest /out/stranger.py /out ", args))
+                               .status();
+    EXPECT_THAT(started, IsOk());
+    absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!ReadFileToString(out + "/started").ok()) {
+      if (!started.ok() || absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return true;
+  }
+
   std::string WriteSpec(const SpecOptions& options) {
     std::string nodes;
     for (int i = 0; i < kNodes; ++i) {
@@ -433,27 +462,9 @@ TEST_F(SshApplyTest, AStrangerOnTheNodesNetworkCannotJoinStopOrReadTheJob) {
   options.fail_rank = "none";
   std::string spec = WriteSpec(options);
   std::string out = dir_ + "/stranger";
-  ASSERT_THAT(MakeDirs(out), IsOk());
-  ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/stranger.py"), out + "/stranger.py", 0755),
-              IsOk());
   std::string name = *prefix_ + "-stranger";
-  std::string mounts;
-  for (const char* dir : {"/usr", "/lib", "/lib64", "/bin", "/sbin"}) {
-    if (access(dir, F_OK) == 0) {
-      absl::StrAppend(&mounts, " --mount type=bind,source=", dir, ",target=", dir, ",readonly");
-    }
-  }
-  RunScript(absl::StrCat("docker rm -f ", name, " >/dev/null 2>&1")).IgnoreError();
-  ASSERT_THAT(RunScript(absl::StrCat(
-                  "docker run -d --name ", name, " --network ", *prefix_, "-net --label ",
-                  "fleetplan.testbed=", *prefix_, mounts, " -v ", out, ":/out ",
-                  "--entrypoint /usr/bin/python3 fleetplan-node:latest /out/stranger.py /out ",
-                  Node(0).ip, " 29501 ", Node(1).name, " ", Node(2).name)),
-              IsOk());
-  absl::Time deadline = absl::Now() + absl::Seconds(10);
-  while (!ReadFileToString(out + "/started").ok() && absl::Now() < deadline) {
-    absl::SleepFor(absl::Milliseconds(50));
-  }
+  ASSERT_TRUE(StartStranger(name, out,
+                            absl::StrCat(Node(0).ip, " 29501 ", Node(1).name, " ", Node(2).name)));
   // The 8 MiB big.bin is new to every node (earlier tests synced another),
   // so the workers' share goes through the relay.
   ToolResult apply = Apply({"--json", spec});
@@ -486,6 +497,57 @@ TEST_F(SshApplyTest, AStrangerOnTheNodesNetworkCannotJoinStopOrReadTheJob) {
   ASSERT_THAT(flooded, IsOk());
   EXPECT_LT(std::stoll(*flooded), 16ll << 20) << *flooded;
   EXPECT_THAT(log, Not(HasSubstr("asks to stop the job")));
+}
+
+// An impostor at the address the workers take for the chief's (as one on
+// the nodes' network could make itself by spoofing): it offers each
+// worker, unasked, a relay's greeting and a tampered agent. No worker runs
+// it or keeps it: they refuse it before reading it (it proves no key),
+// sync directly, and hold apply's agent; their agents refuse it as their
+// coordinator, so the job cannot start, and says why; nothing is left
+// running.
+TEST_F(SshApplyTest, AnImpostorAtTheChiefsAddressGetsNoTamperedAgentRunOnAWorker) {
+  WriteTree(5 << 20);
+  std::string out = dir_ + "/impostor";
+  std::string name = *prefix_ + "-impostor";
+  ASSERT_TRUE(StartStranger(name, out, "--impostor 29500 29501"));
+  absl::StatusOr<std::string> address = RunScript(absl::StrCat(
+      "docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' ", name));
+  ASSERT_THAT(address, IsOk());
+  SpecOptions options;
+  options.chief =
+      absl::StrCat("private_address = \"", absl::StripAsciiWhitespace(*address), "\"\n");
+  options.job = "heartbeat_timeout = \"5s\"\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({"--json", spec});
+  std::string received = ReadFileToString(out + "/impostor.bin").value_or("");
+  RunScript(absl::StrCat("docker rm -f ", name, " >/dev/null 2>&1")).IgnoreError();
+
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  nlohmann::json sync = SyncEvent(apply.output);
+  ASSERT_TRUE(sync.is_object()) << apply.output;
+  for (const nlohmann::json& node : sync["nodes"]) {
+    if (node["node"] == Node(0).name) continue;
+    EXPECT_THAT(node["via"].get<std::string>(), HasSubstr("direct")) << node;
+  }
+  EXPECT_THAT(apply.output, HasSubstr("the TLS handshake with the job's key failed"));
+  // A worker says it could not (cannot reach ...), or the chief that it
+  // did not (did not reach ...), whichever comes first.
+  EXPECT_THAT(apply.output, HasSubstr("reach the coordinator"));
+  ExpectSameTreeEverywhere();
+  EXPECT_FALSE(received.empty()) << "the workers never reached the impostor: it proves nothing";
+  absl::StatusOr<std::string> apply_agent = RunScript(
+      absl::StrCat("sha256sum <", Runfile("tools/agent/fleetplan-agent"), " | cut -c1-64"));
+  ASSERT_THAT(apply_agent, IsOk());
+  for (int i = 0; i < kNodes; ++i) {
+    EXPECT_FALSE(Exec(i, "test -e /tmp/impostor-agent-ran").ok()) << Node(i).name;
+    absl::StatusOr<std::string> digest = Exec(
+        i, absl::StrCat("sha256sum <", kWorkdir, "/.fleetplan/bin/fleetplan-agent | cut -c1-64"));
+    ASSERT_THAT(digest, IsOk()) << Node(i).name;
+    EXPECT_EQ(absl::StripAsciiWhitespace(*digest), absl::StripAsciiWhitespace(*apply_agent))
+        << Node(i).name;
+  }
+  ExpectNothingRunning();
 }
 
 // Another unprivileged user on a node (uid 4242: no account is needed to be

@@ -10,6 +10,13 @@ relay uses too), and records under OUT what came back to it:
     took before it cut the connection).
 
   stranger.py OUT HOST PORT WORKER [WORKER...]
+
+Or, as an impostor at the address the workers take for the chief's: it
+listens on each PORT (the job's and the supervisor's) and offers every comer, unasked, a relay's greeting and a
+tampered agent (a script that leaves /tmp/impostor-agent-ran where it
+runs), recording what they sent (impostor.bin):
+
+  stranger.py OUT --impostor PORT [PORT...]
 """
 import socket
 import sys
@@ -17,7 +24,10 @@ import threading
 import time
 
 out, host, port, workers = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4:]
+if host == "--impostor":
+    ports = [port] + [int(p) for p in workers]
 lock = threading.Lock()
+TAMPERED_AGENT = b"#!/bin/sh\ntouch /tmp/impostor-agent-ran\nexec sleep 1000\n"
 
 
 def record(name, data):
@@ -90,9 +100,37 @@ def flood():
         f.write(str(sent))
 
 
-forever(hellos)
-forever(relay)
-threading.Thread(target=flood, daemon=True).start()
+def impostor(port):
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("0.0.0.0", port))
+    listener.listen(64)
+    offer = (b"FPRELAY3\n" + f"{len(TAMPERED_AGENT)} 0 755 .fleetplan/bin/fleetplan-agent\n".encode()
+             + TAMPERED_AGENT)
+
+    def serve(s):
+        s.settimeout(5)
+        try:
+            s.sendall(offer)
+            drain(s, "impostor.bin")
+        except OSError:
+            pass
+        s.close()
+
+    def accept():
+        while True:
+            s, _ = listener.accept()
+            threading.Thread(target=serve, args=(s,), daemon=True).start()
+    threading.Thread(target=accept, daemon=True).start()
+
+
+if host == "--impostor":
+    for each in ports:
+        impostor(each)
+else:
+    forever(hellos)
+    forever(relay)
+    threading.Thread(target=flood, daemon=True).start()
 with open(f"{out}/started", "w") as f:
     f.write("yes")
 while True:
