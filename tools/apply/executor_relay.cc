@@ -25,6 +25,7 @@
 #include "absl/strings/strip.h"
 #include "tools/apply/executor.h"
 #include "tools/apply/parallel_for.h"
+#include "tools/plan/node_scripts.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/relay_contract.h"
 #include "tools/sync/sync_tree.h"
@@ -105,8 +106,7 @@ void Executor::RunSyncSteps(const std::vector<const Step*>& steps) {
   CommandSpec serve;
   serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
                                ShellQuote(chief.workdir), " --manifest=",
-                               ShellQuote(SyncManifestPath(chief)), " ",
-                               ShellQuote(absl::StrCat("--key-file=", JobKeyPath(chief))),
+                               ShellQuote(SyncManifestPath(chief)), " ", KeyFileArg(chief),
                                " --relay-port=", spec_.SupervisorPort(),
                                " --relay-expect=", 2 * others.size(), " --watch-stdin");
   serve.hold_stdin = true;
@@ -282,8 +282,7 @@ Executor::Outcome Executor::RelayNode(const Step& step, const NodeSpec& node) {
   auto fetch = [&](std::string* output) {
     return RunCommand(
         step,
-        absl::StrCat(ShellQuote(AgentPath(node)), " ",
-                     ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node))), " --relay-from=",
+        absl::StrCat(ShellQuote(AgentPath(node)), " ", KeyFileArg(node), " --relay-from=",
                      ShellQuote(PeerTarget(parent, spec_.SupervisorPort())),
                      " --relay-from-node=", ShellQuote(parent.name), chain_flags,
                      " --relay-root=", ShellQuote(node.workdir),

@@ -121,6 +121,10 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
       " >&2; cd; }\n", command_line, "\n");
 }
 
+std::string KeyFileArg(const NodeSpec& node) {
+  return ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node)));
+}
+
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
   // The state folder is the job's user's alone (one an earlier version
@@ -132,8 +136,8 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
       " ", ShellQuote(absl::StrCat("--node=", node.name)),
       " --first-rank=", first_rank, " --nproc=", node.nproc,
       " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
-      ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node))), " --detach");
+      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ", KeyFileArg(node),
+      " --detach");
   if (!supervision.nodes.empty()) {
     absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--nodes=", supervision.nodes)),
                     " --supervisor-port=", supervision.supervisor_port);

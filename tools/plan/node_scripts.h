@@ -73,6 +73,11 @@ struct Supervision {
   absl::Duration heartbeat_timeout = absl::Seconds(30);
 };
 
+// `--key-file=` the node's job key, quoted for its shell: how every agent
+// that talks to another (launch, relay) is told where its key is (never
+// the key itself: command lines are everyone's to read).
+std::string KeyFileArg(const NodeSpec& node);
+
 // The command that starts the node's agent detached (it outlives the
 // transport's session), which starts its ranks; it returns once they run.
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
