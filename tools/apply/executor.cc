@@ -25,6 +25,7 @@
 #include "tools/process/files.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
+#include "tools/plan/forecast.h"
 #include "tools/util/digest.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/timed_cancel.h"
@@ -588,8 +589,7 @@ Executor::Outcome Executor::SyncDirect(const Step& step, const NodeSpec& node) {
 
 Executor::Outcome Executor::WriteEnv(const Step& step) {
   bool secrets = !spec_.secrets.empty();
-  std::string hash =
-      secrets ? Digester().Add(step.hash).Add(options_.secrets_digest).Hex() : step.hash;
+  std::string hash = RecordedHash(step, options_.secrets_digest);
   if (Outcome skip = Skippable(step, hash); skip.status == StepStatus::kUnchanged) {
     return skip;
   }

@@ -57,7 +57,7 @@ std::optional<ApplyResult> Executor::CheckRunningJob(const std::optional<NodeJob
   }
   absl::StatusOr<std::map<std::string, NodeState>> states = ReadNodeStates();
   if (!states.ok()) return ApplyResult{kExitApplyFailed, std::string(states.status().message())};
-  std::vector<StepForecast> forecasts = ForecastPlan(plan_, *states);
+  std::vector<StepForecast> forecasts = ForecastPlan(plan_, *states, options_.secrets_digest);
   std::vector<std::string> changes;
   size_t index = 0;
   for (const Phase& phase : plan_.phases) {

@@ -159,13 +159,19 @@ absl::StatusOr<std::vector<StepForecast>> Forecast(const PlanCommand& command,
                                                    const Prepared& prepared) {
   FP_ASSIGN_OR_RETURN(ApplyOptions options, CheckedOptions(command.options));
   options.transport.read_only = true;
+  // The [secrets] values as apply would read them: their keyed digest is
+  // part of the environment step's record. One that cannot be read is
+  // bad input, as for apply (exit 2).
+  if (absl::Status read = ReadSecrets(prepared.spec, &options); !read.ok()) {
+    return absl::InvalidArgumentError(read.message());
+  }
   // Reading reports no steps; a reporter is what the executor is built with.
   std::unique_ptr<ProgressReporter> reporter =
       MakeReporter(ReportStyle::kPlain, stderr, false, {});
   Executor executor(prepared.spec, prepared.plan, prepared.source, options, *reporter);
   absl::StatusOr<std::map<std::string, NodeState>> states = executor.ReadNodeStates();
   if (!states.ok()) return states.status();
-  return ForecastPlan(prepared.plan, *states);
+  return ForecastPlan(prepared.plan, *states, options.secrets_digest);
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "tools/plan/forecast.h"
 
 #include "absl/strings/str_cat.h"
+#include "tools/util/digest.h"
 
 namespace fleetplan {
 namespace {
@@ -14,15 +15,18 @@ const NodeState& StateOf(const std::map<std::string, NodeState>& nodes,
 
 // The change a step makes by its own record: none when the node recorded
 // its hash.
-Change ByRecord(const Step& step, const NodeState& state) {
+Change ByRecord(const Step& step, const NodeState& state, absl::string_view secrets_digest) {
   auto it = state.records.find(step.phase);
   if (it == state.records.end()) return Change::kAdd;
-  return it->second == step.hash ? Change::kUnchanged : Change::kChange;
+  return it->second == RecordedHash(step, secrets_digest) ? Change::kUnchanged : Change::kChange;
 }
 
-bool Recorded(const Phase& phase, const std::map<std::string, NodeState>& nodes) {
+bool Recorded(const Phase& phase, const std::map<std::string, NodeState>& nodes,
+              absl::string_view secrets_digest) {
   for (const Step& step : phase.steps) {
-    if (ByRecord(step, StateOf(nodes, step.node)) != Change::kUnchanged) return false;
+    if (ByRecord(step, StateOf(nodes, step.node), secrets_digest) != Change::kUnchanged) {
+      return false;
+    }
   }
   return true;
 }
@@ -59,8 +63,14 @@ char ChangeMarker(Change change) {
   return '?';
 }
 
+std::string RecordedHash(const Step& step, absl::string_view secrets_digest) {
+  if (step.kind != StepKind::kWriteEnv || secrets_digest.empty()) return step.hash;
+  return Digester().Add(step.hash).Add(secrets_digest).Hex();
+}
+
 std::vector<StepForecast> ForecastPlan(const Plan& plan,
-                                       const std::map<std::string, NodeState>& nodes) {
+                                       const std::map<std::string, NodeState>& nodes,
+                                       absl::string_view secrets_digest) {
   std::vector<StepForecast> forecasts;
   bool earlier_changes = false;
   for (const Phase& phase : plan.phases) {
@@ -68,13 +78,13 @@ std::vector<StepForecast> ForecastPlan(const Plan& plan,
       // All or none. Preflight is skipped only with the launch, which a
       // node's launch record lets it skip.
       const Phase* launch = FindPhase(plan, PhaseKind::kLaunch);
-      bool recorded = Recorded(phase, nodes) &&
+      bool recorded = Recorded(phase, nodes, secrets_digest) &&
                       (phase.kind == PhaseKind::kLaunch || launch == nullptr ||
-                       Recorded(*launch, nodes));
+                       Recorded(*launch, nodes, secrets_digest));
       bool runs = earlier_changes || !recorded;
       for (const Step& step : phase.steps) {
         StepForecast forecast;
-        Change own = ByRecord(step, StateOf(nodes, step.node));
+        Change own = ByRecord(step, StateOf(nodes, step.node), secrets_digest);
         forecast.change = !runs ? Change::kUnchanged
                           : own == Change::kUnchanged ? Change::kChange
                                                       : own;
@@ -97,12 +107,13 @@ std::vector<StepForecast> ForecastPlan(const Plan& plan,
         forecast.note = "runs; changes only if the program does";
       } else if (step.kind == StepKind::kSyncTree) {
         forecast = SyncForecast(state);
-      } else if (step.kind == StepKind::kAuthorizeKey && ByRecord(step, state) != Change::kAdd) {
+      } else if (step.kind == StepKind::kAuthorizeKey &&
+                 ByRecord(step, state, secrets_digest) != Change::kAdd) {
         // Its record covers the chief's key, which apply reads first.
         forecast.change = Change::kUnknown;
         forecast.note = "unchanged if the chief's key is";
       } else {
-        forecast.change = ByRecord(step, state);
+        forecast.change = ByRecord(step, state, secrets_digest);
       }
       if (forecast.change == Change::kAdd || forecast.change == Change::kChange) {
         earlier_changes = true;

@@ -46,10 +46,18 @@ struct StepForecast {
   std::string note;  // why, or what it sends; may be empty
 };
 
+// The hash a node records for `step` once apply did it: the step's own,
+// and for the environment step of a spec with [secrets] that joined with
+// the values' keyed digest (`secrets_digest`, "" without [secrets]), so a
+// changed value is a change while no value is in the plan.
+std::string RecordedHash(const Step& step, absl::string_view secrets_digest);
+
 // One forecast per step, in plan order (phase by phase, step by step).
-// A node missing from `nodes` counts as holding nothing.
+// A node missing from `nodes` counts as holding nothing. `secrets_digest`
+// as RecordedHash's.
 std::vector<StepForecast> ForecastPlan(const Plan& plan,
-                                       const std::map<std::string, NodeState>& nodes);
+                                       const std::map<std::string, NodeState>& nodes,
+                                       absl::string_view secrets_digest);
 
 }  // namespace fleetplan
 

@@ -59,7 +59,7 @@ TEST(ForecastTest, NothingRecordedAddsEverything) {
   std::map<std::string, NodeState> nodes;
   nodes["a"].files_to_send = 3;
   nodes["a"].bytes_to_send = 30;
-  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes);
+  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes, "");
   EXPECT_EQ(Markers(forecast), "++++++++");
   EXPECT_EQ(forecast[0].note, "sends all 3 files, 30 bytes");
 }
@@ -67,7 +67,25 @@ TEST(ForecastTest, NothingRecordedAddsEverything) {
 TEST(ForecastTest, EverythingRecordedAndTheTreeUnchangedChangesNothing) {
   Plan plan = TwoNodePlan();
   std::map<std::string, NodeState> nodes{{"a", Applied(plan, "a")}, {"b", Applied(plan, "b")}};
-  EXPECT_EQ(Markers(ForecastPlan(plan, nodes)), "========");
+  EXPECT_EQ(Markers(ForecastPlan(plan, nodes, "")), "========");
+}
+
+// With [secrets], the environment's record joins the values' keyed digest:
+// the same values change nothing (plan --refresh said "~" for every
+// environment step before), another value changes that step and the
+// launch after it.
+TEST(ForecastTest, TheSameSecretsChangeNothingAndAnotherValueChangesTheEnvironment) {
+  Plan plan = TwoNodePlan();
+  std::map<std::string, NodeState> nodes{{"a", Applied(plan, "a")}, {"b", Applied(plan, "b")}};
+  for (auto& [name, state] : nodes) {
+    for (const Step& step : plan.phases[1].steps) {
+      if (step.node == name) state.records[step.phase] = RecordedHash(step, "digest-1");
+    }
+  }
+  EXPECT_EQ(Markers(ForecastPlan(plan, nodes, "digest-1")), "========");
+  EXPECT_EQ(Markers(ForecastPlan(plan, nodes, "digest-2")), "==~~~~~~");
+  EXPECT_NE(RecordedHash(plan.phases[1].steps[0], "digest-1"), plan.phases[1].steps[0].hash);
+  EXPECT_EQ(RecordedHash(plan.phases[0].steps[0], "digest-1"), plan.phases[0].steps[0].hash);
 }
 
 TEST(ForecastTest, AChangedFileOnOneNodeRunsPreflightAndLaunchEverywhere) {
@@ -76,7 +94,7 @@ TEST(ForecastTest, AChangedFileOnOneNodeRunsPreflightAndLaunchEverywhere) {
   nodes["b"].files_to_send = 1;
   nodes["b"].bytes_to_send = 12;
   nodes["b"].files_to_remove = 2;
-  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes);
+  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes, "");
   EXPECT_EQ(Markers(forecast), "=~==~~~~");
   EXPECT_EQ(forecast[1].note, "sends 1 files, 12 bytes; removes 2");
   EXPECT_EQ(forecast[4].note, "runs again: an earlier step changes");
@@ -87,7 +105,7 @@ TEST(ForecastTest, ALaunchNotRecordedOnOneNodeRerunsPreflightAndLaunchOnAll) {
   Plan plan = TwoNodePlan();
   std::map<std::string, NodeState> nodes{{"a", Applied(plan, "a")}, {"b", Applied(plan, "b")}};
   nodes["b"].records.erase(PhaseKind::kLaunch);
-  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes);
+  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes, "");
   EXPECT_EQ(Markers(forecast), "====~~~+");
   EXPECT_EQ(forecast[4].note, "runs again: not done on every node");
   EXPECT_EQ(forecast[6].note, "runs again: an earlier step changes");
@@ -97,7 +115,7 @@ TEST(ForecastTest, AnEnvironmentRecordedWithAnotherHashChanges) {
   Plan plan = TwoNodePlan();
   std::map<std::string, NodeState> nodes{{"a", Applied(plan, "a")}, {"b", Applied(plan, "b")}};
   nodes["a"].records[PhaseKind::kEnvironment] = "from an older spec";
-  EXPECT_EQ(Markers(ForecastPlan(plan, nodes)), "==~=~~~~");
+  EXPECT_EQ(Markers(ForecastPlan(plan, nodes, "")), "==~=~~~~");
 }
 
 TEST(ForecastTest, BuildAndARecordedKeyAreDecidedDuringApply) {
@@ -113,7 +131,7 @@ TEST(ForecastTest, BuildAndARecordedKeyAreDecidedDuringApply) {
   std::map<std::string, NodeState> nodes;
   nodes["a"].records[PhaseKind::kKeys] = keys.steps[0].hash;
   nodes["b"].records[PhaseKind::kKeys] = "hash of step and key";
-  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes);
+  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes, "");
   EXPECT_EQ(Markers(forecast), "?=?+");
   EXPECT_EQ(forecast[0].note, "runs; changes only if the program does");
   EXPECT_EQ(forecast[2].note, "unchanged if the chief's key is");
