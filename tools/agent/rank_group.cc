@@ -72,7 +72,8 @@ void RankGroup::Start() {
     }
     RankContract contract =
         ForRank(options_.launcher, rank, i,
-                Generation{options_.run_id, options_.generation, options_.max_restarts},
+                Generation{options_.run_id, options_.generation, options_.max_restarts,
+                           options_.run_dir},
                 options_.program);
     SubprocessOptions spawn;
     spawn.argv = std::move(contract.argv);

@@ -174,6 +174,10 @@ std::string RankLogPath(absl::string_view run_dir, int rank) {
   return absl::StrCat(run_dir, "/rank-", rank, ".log");
 }
 
+std::string RankErrorPath(absl::string_view run_dir, int rank, int generation) {
+  return absl::StrCat(run_dir, "/rank-", rank, ".error-", generation, ".json");
+}
+
 std::string AgentLogPath(absl::string_view log_dir) {
   return absl::StrCat(log_dir, "/agent.log");
 }

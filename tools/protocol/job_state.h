@@ -7,7 +7,9 @@
 // apply, status, logs and stop. One schema, one parser, for both sides.
 //
 // Beside it, per run: logs/<run-id>/rank-<RANK>.log (each rank's output, a
-// "--- restart N ---" line before each later generation), logs/latest ->
+// "--- restart N ---" line before each later generation),
+// logs/<run-id>/rank-<RANK>.error-<GEN>.json (the exception a rank's script
+// recorded in generation GEN, 0600), logs/latest ->
 // <run-id>, and logs/agent.log (what a detached agent itself said).
 
 #include <optional>
@@ -94,6 +96,9 @@ bool IsStale(const NodeJobState& state, absl::Time now);
 std::string JobStatePath(absl::string_view log_dir);
 std::string RunDir(absl::string_view log_dir, absl::string_view run_id);
 std::string RankLogPath(absl::string_view run_dir, int rank);
+// <run_dir>/rank-<RANK>.error-<GENERATION>.json: where the rank's
+// TORCHELASTIC_ERROR_FILE points (tools/protocol/rank_error.h).
+std::string RankErrorPath(absl::string_view run_dir, int rank, int generation);
 std::string AgentLogPath(absl::string_view log_dir);
 
 // "20250102T030405Z-1234": UTC time and a number (the pid of the process
