@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,7 +26,6 @@
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "tests/apply_harness.h"
-#include "tests/ssh_testbed_test.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
 #include "tools/process/subprocess.h"
@@ -38,6 +38,305 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 
+constexpr int kNodes = 3;
+constexpr char kWorkdir[] = "/work/fleetplan";
+constexpr int kConnectTimeoutS = 3;
+// Process start, spec and source hashing, and the nodes that do answer, on
+// a loaded machine.
+constexpr absl::Duration kConnectMargin = absl::Seconds(5);
+
+// What a test changes in the spec it applies.
+struct SpecOptions {
+  std::string program = "./rank.sh";
+  std::string args;                // the items of the TOML `args` array
+  std::string fail_rank = "none";  // see tests/testdata/rank.sh
+  bool distribute_keys = false;
+  int wrong_key_node = -1;  // this node logs in with a key no node accepts
+  // This node's ranks get `odd_env` (TOML inline-table items) from a group
+  // of their own.
+  int odd_node = -1;
+  std::string odd_env;
+  std::string env;          // more `NAME = "value"` lines for [env]
+  std::string defaults;     // more lines for [defaults]
+  std::string job;          // more lines for [job]
+  std::string chief;        // more lines for the chief's [[nodes]] entry
+};
+
+// The synced tree under `root` as `mode sha256 path` lines, sorted, the
+// node's own state folder left out: equal listings are equal trees.
+std::string TreeListingScript(const std::string& root) {
+  return absl::StrCat("cd ", root, " && find . -path ./.fleetplan -prune -o -type f -print",
+                      " | sort | while read -r f; do echo \"$(stat -c %a \"$f\") ",
+                      "$(sha256sum <\"$f\" | cut -c1-64) $f\"; done");
+}
+
+// Writes `bytes` bytes that do not compress, from `seed`.
+void WriteNoise(const std::string& path, size_t bytes, uint32_t seed, uint32_t mode = 0644) {
+  std::string data(bytes, '\0');
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (char& c : data) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    c = static_cast<char>(x);
+  }
+  ASSERT_THAT(WriteFileAtomic(path, data, mode), IsOk());
+}
+
+// The `sync` event of an `apply --json` run (null when there is none).
+nlohmann::json SyncEvent(const std::string& output) {
+  for (absl::string_view line : absl::StrSplit(output, '\n')) {
+    nlohmann::json event = nlohmann::json::parse(line, nullptr, false);
+    if (event.is_object() && event.value("event", "") == "sync") return event;
+  }
+  return nullptr;
+}
+
+class SshApplyTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    prefix_ = new std::string(absl::StrCat("fp-ssh-", getpid()));
+    ASSERT_THAT(ReadCluster(), IsOk());
+  }
+
+  static void TearDownTestSuite() {
+    if (prefix_ != nullptr) {
+      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/cluster.sh down ", *prefix_)), IsOk());
+    }
+  }
+
+  // Starts the nodes (or finds them running) and learns their addresses
+  // and host keys, which change when a restarted node gets another IP.
+  static absl::Status ReadCluster() {
+    absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(kNodes, *prefix_);
+    if (!nodes.ok()) return nodes.status();
+    std::string ips;
+    for (const TestbedNode& node : *nodes) absl::StrAppend(&ips, " ", node.ip);
+    // Read here with OpenSSH's own tool, so that a test does not take the
+    // keys from the code it checks.
+    absl::StatusOr<std::string> keys =
+        RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+    if (!keys.ok()) return keys.status();
+    for (const TestbedNode& node : *nodes) {
+      if (!absl::StrContains(*keys, node.ip + " ssh-")) {
+        return absl::InternalError(absl::StrCat("ssh-keyscan found no key for ", node.ip));
+      }
+    }
+    delete nodes_;
+    nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
+    delete host_keys_;
+    host_keys_ = new std::string(absl::StrCat(*keys, "\n"));
+    return absl::OkStatus();
+  }
+
+  void SetUp() override {
+    ASSERT_NE(nodes_, nullptr) << "the test bed did not start";
+    dir_ = MakeTempDir();
+    known_hosts_ = dir_ + "/known_hosts";
+    ASSERT_THAT(WriteFileAtomic(known_hosts_, *host_keys_, 0600), IsOk());
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
+                IsOk());
+    for (const char* script : {"lifecycle_rank.sh", "main_mpirun.py", "main_local_rank.py"}) {
+      ASSERT_THAT(CopyFileAtomic(Runfile(absl::StrCat("tests/testdata/", script)),
+                                 absl::StrCat(dir_, "/src/", script), 0755),
+                  IsOk());
+    }
+    // Ranks of earlier tests recorded their env in the same place.
+    for (int i = 0; i < kNodes; ++i) {
+      ASSERT_THAT(Exec(i, "rm -rf /tmp/rank-*.env /tmp/life-*.env /tmp/hostile-*"), IsOk());
+    }
+  }
+
+  // A job a failed test left running would hold the nodes for the next.
+  void TearDown() override {
+    if (!last_spec_.empty()) Job("stop", {last_spec_});
+  }
+
+  static const TestbedNode& Node(int i) { return (*nodes_)[i]; }
+
+  absl::StatusOr<std::string> Exec(int node, const std::string& command) const {
+    return ContainerExec(Node(node).name, command);
+  }
+
+  std::string WriteSpec(const SpecOptions& options) {
+    std::string nodes;
+    for (int i = 0; i < kNodes; ++i) {
+      absl::StrAppend(&nodes, "[[nodes]]\nname = \"", Node(i).name, "\"\naddress = \"", Node(i).ip,
+                      "\"\n", i == 0 ? "chief = true\n" + options.chief : "",
+                      i == options.wrong_key_node ? "ssh = \"wrong\"\n" : "",
+                      i == options.odd_node ? "ssh = \"odd\"\n" : "");
+    }
+    std::string groups = SshGroup("testbed", Node(0).key_file);
+    if (options.odd_node >= 0) {
+      absl::StrAppend(&groups, SshGroup("odd", Node(0).key_file), "env = { ", options.odd_env,
+                      " }\n");
+    }
+    if (options.wrong_key_node >= 0) {
+      std::string wrong = dir_ + "/wrong_key";
+      EXPECT_THAT(RunScript(absl::StrCat("ssh-keygen -q -t ed25519 -N '' -f ", wrong)), IsOk());
+      absl::StrAppend(&groups, SshGroup("wrong", wrong));
+    }
+    std::string spec = absl::StrCat(
+        "name = \"ssh-e2e\"\n[defaults]\ntransport = \"ssh\"\nworkdir = \"", kWorkdir,
+        "\"\nssh = \"testbed\"\n", options.defaults, nodes, groups,
+        "[keys]\ndistribute = ", options.distribute_keys ? "true" : "false",
+        "\n[sync]\nsource = \"src\"\n[env]\nFP_OUT = \"/tmp\"\nFAIL_RANK = ",
+        TomlString(options.fail_rank), "\n", options.env, "[job]\nprogram = ",
+        TomlString(options.program), "\nargs = [", options.args, "]\n", options.job);
+    std::string path = dir_ + "/cluster.toml";
+    EXPECT_THAT(WriteFileAtomic(path, spec, 0644), IsOk());
+    last_spec_ = path;
+    return path;
+  }
+
+  std::string SshGroup(const std::string& name, const std::string& key_file) const {
+    return absl::StrCat("[ssh.", name,
+                        "]\nuser = \"root\"\nport = 22\nkey_file = ", TomlString(key_file),
+                        "\nknown_hosts = ", TomlString(known_hosts_), "\n");
+  }
+
+  static ToolResult Apply(std::vector<std::string> args,
+                          absl::Duration timeout = absl::Seconds(120)) {
+    args.insert(args.begin(), "tools/fleetplan-apply");
+    return RunTool(args, timeout);
+  }
+
+  // Waits until every node's rank has started: rank.sh wrote its env (or
+  // lifecycle_rank.sh, with `file` "life-%d-0").
+  bool WaitForEveryRank(const std::string& file = "rank-%d") const {
+    absl::Time deadline = absl::Now() + absl::Seconds(60);
+    while (absl::Now() < deadline) {
+      bool all = true;
+      for (int i = 0; i < kNodes && all; ++i) {
+        std::string name = absl::StrReplaceAll(file, {{"%d", absl::StrCat(i)}});
+        all = Exec(i, absl::StrCat("test -f /tmp/", name, ".env")).ok();
+      }
+      if (all) return true;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+    return false;
+  }
+
+  // Expects no rank and no agent left in any container but `except`'s.
+  void ExpectNothingRunning(int except = -1) const {
+    for (int i = 0; i < kNodes; ++i) {
+      if (i == except) continue;
+      for (const char* program : {"rank.sh", "fleetplan-agent", "train"}) {
+        EXPECT_THAT(ContainerProcessesMentioning(Node(i).name, program), IsEmpty()) << Node(i).name;
+      }
+    }
+  }
+
+  // True once no rank or agent is left in any container, polling until
+  // `within` has passed.
+  bool NothingRunningWithin(absl::Duration within) const {
+    absl::Time deadline = absl::Now() + within;
+    while (true) {
+      bool none = true;
+      for (int i = 0; i < kNodes && none; ++i) {
+        for (const char* program : {"rank.sh", "fleetplan-agent"}) {
+          none &= ContainerProcessesMentioning(Node(i).name, program).empty();
+        }
+      }
+      if (none) return true;
+      if (absl::Now() > deadline) return false;
+      absl::SleepFor(absl::Milliseconds(200));
+    }
+  }
+
+  static ToolResult Job(const std::string& command, std::vector<std::string> args,
+                        absl::Duration timeout = absl::Seconds(60)) {
+    args.insert(args.begin(), "tools/fleetplan-" + command);
+    return RunTool(args, timeout);
+  }
+
+  // `status --json`, parsed.
+  static nlohmann::json Status(const std::string& spec) {
+    ToolResult status = Job("status", {"--json", spec});
+    EXPECT_EQ(status.status, 0) << status.output;
+    return nlohmann::json::parse(status.output, nullptr, false);
+  }
+
+  // Polls `status` until the job's state is `state`; the last one read.
+  static nlohmann::json WaitForState(const std::string& spec, const std::string& state,
+                                     absl::Duration within) {
+    absl::Time deadline = absl::Now() + within;
+    nlohmann::json json;
+    do {
+      json = Status(spec);
+      if (json.is_object() && json["state"] == state) break;
+      absl::SleepFor(absl::Milliseconds(500));
+    } while (absl::Now() < deadline);
+    return json;
+  }
+
+  // Many small files in folders, a large one, executables.
+  void WriteTree(size_t big_bytes) {
+    for (int i = 0; i < 300; ++i) {
+      WriteNoise(absl::StrCat(dir_, "/src/pkg", i % 7, "/sub", i % 3, "/f", i, ".dat"),
+                 100 + 37 * i, i, i % 25 == 0 ? 0755 : 0644);
+    }
+    WriteNoise(dir_ + "/src/big.bin", big_bytes, 99);
+  }
+
+  // Every node holds exactly the source tree: same paths, modes and bytes.
+  void ExpectSameTreeEverywhere() {
+    absl::StatusOr<std::string> local = RunScript(TreeListingScript(dir_ + "/src"));
+    ASSERT_THAT(local, IsOk());
+    for (int i = 0; i < kNodes; ++i) {
+      EXPECT_THAT(Exec(i, TreeListingScript(kWorkdir)), IsOkAndHolds(*local)) << Node(i).name;
+      EXPECT_THAT(RunScript(absl::StrCat("docker exec ", Node(i).name, " cat ", kWorkdir,
+                                         "/big.bin | cmp - ", dir_, "/src/big.bin")),
+                  IsOk())
+          << Node(i).name;
+    }
+  }
+
+  // The relayed nodes' files crossed this machine's link not at all; each
+  // node got them from the one before it (a chain).
+  void ExpectRelayed(const std::string& output) {
+    nlohmann::json sync = SyncEvent(output);
+    ASSERT_TRUE(sync.is_object()) << output;
+    EXPECT_EQ(sync["nodes"].size(), kNodes) << output;
+    for (const nlohmann::json& node : sync["nodes"]) {
+      if (node["node"] == Node(0).name) {
+        EXPECT_EQ(node["via"], "direct") << output;
+        EXPECT_EQ(node["uplink_bytes"], node["bytes"]) << output;
+        continue;
+      }
+      EXPECT_EQ(node["via"], "relay") << output;
+      // Nothing but a changed launch agent, which comes from this machine
+      // through the transport, never from another node.
+      if (node["uplink_bytes"] != 0) {
+        EXPECT_EQ(node["uplink_bytes"], AgentBytes()) << output;
+      }
+      for (int i = 1; i < kNodes; ++i) {
+        if (node["node"] == Node(i).name) {
+          EXPECT_EQ(node["from"], Node(i - 1).name) << output;
+        }
+      }
+    }
+  }
+
+  // The size of the launch agent apply sends.
+  static uint64_t AgentBytes() {
+    return ReadFileToString(Runfile("tools/agent/fleetplan-agent")).value_or("").size();
+  }
+
+  static std::string* prefix_;
+  static std::vector<TestbedNode>* nodes_;
+  static std::string* host_keys_;  // known_hosts lines for every node
+  std::string dir_;
+  std::string known_hosts_;
+  std::string last_spec_;
+};
+
+std::string* SshApplyTest::prefix_ = nullptr;
+std::vector<TestbedNode>* SshApplyTest::nodes_ = nullptr;
+std::string* SshApplyTest::host_keys_ = nullptr;
 
 std::string NodeNamed(const TestbedNode& node) { return absl::StrCat("node '", node.name, "'"); }
 
@@ -772,6 +1071,141 @@ TEST_F(SshApplyTest, ExecRunsACommandOnEveryNodeAndNamesTheOneThatFails) {
   ASSERT_EQ(parsed["nodes"].size(), 3u);
   EXPECT_EQ(parsed["nodes"][2]["node"], Node(2).name);
   EXPECT_EQ(parsed["nodes"][2]["exit_status"], 4);
+}
+
+}  // namespace
+}  // namespace fleetplan
+
+namespace fleetplan {
+namespace {
+
+// Why a job failed (run as //tests:ssh_failure_test, on a test bed of its
+// own): the exception a rank's script recorded with torch's @record, or
+// the last lines of a rank without it, in apply's summary and in `status`;
+// and torchrun's whole contract as the ranks see it.
+class SshFailureTest : public SshApplyTest {
+ protected:
+  void CopyScript(const std::string& script) {
+    ASSERT_THAT(CopyFileAtomic(Runfile(absl::StrCat("tests/testdata/", script)),
+                               absl::StrCat(dir_, "/src/", script), 0644),
+                IsOk());
+  }
+
+  // `status --json`'s "failure" once the job ended.
+  static nlohmann::json Failure(const std::string& spec) {
+    nlohmann::json status = Status(spec);
+    EXPECT_EQ(status["state"], "failed") << status.dump();
+    return status.value("failure", nlohmann::json());
+  }
+};
+
+TEST_F(SshFailureTest, ARecordedExceptionIsTheFailure) {
+  CopyScript("raise_recorded.py");
+  const std::string secret = "ssh-secret-2718-do-not-print";
+  SpecOptions options;
+  options.program = "/usr/bin/python3";
+  options.args = "\"raise_recorded.py\"";
+  options.fail_rank = "1";
+  options.job = "[secrets]\nAPI_TOKEN = { env = \"FP_SSH_FAILURE_SECRET\" }\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = RunTool({"tools/fleetplan-apply", spec}, absl::Minutes(3),
+                             {{"FP_SSH_FAILURE_SECRET", secret}});
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output,
+              HasSubstr(absl::StrCat("rank 1 on node '", Node(1).name,
+                                     "' failed with exit status 1: ValueError: bad shard 7 "
+                                     "with token *** (at ",
+                                     kWorkdir, "/raise_recorded.py:11 in load)")));
+  EXPECT_THAT(apply.output, Not(HasSubstr(secret)));
+
+  nlohmann::json failure = Failure(spec);
+  EXPECT_EQ(failure["node"], Node(1).name) << failure.dump();
+  EXPECT_EQ(failure["rank"], 1);
+  EXPECT_EQ(failure["exit_status"], 1);
+  EXPECT_EQ(failure["type"], "ValueError");
+  EXPECT_EQ(failure["message"], "bad shard 7 with token ***");
+  EXPECT_EQ(failure["file"], absl::StrCat(kWorkdir, "/raise_recorded.py"));
+  EXPECT_EQ(failure["line"], 11);
+  EXPECT_EQ(failure["function"], "load");
+  ToolResult status = Job("status", {spec});
+  EXPECT_THAT(status.output, HasSubstr("ValueError: bad shard 7 with token ***"));
+  // The error file is the job's user's alone.
+  EXPECT_THAT(Exec(1, absl::StrCat("stat -c %a ", kWorkdir, "/.fleetplan/nodes/", Node(1).name,
+                                   "/logs/latest/rank-1.error-0.json")),
+              IsOkAndHolds("600"));
+  ExpectNothingRunning();
+}
+
+TEST_F(SshFailureTest, WithoutRecordTheRanksLastLinesAreTheFailure) {
+  CopyScript("fail_plain.py");
+  SpecOptions options;
+  options.program = "/usr/bin/python3";
+  options.args = "\"fail_plain.py\"";
+  options.fail_rank = "2";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({spec}, absl::Minutes(3));
+  EXPECT_EQ(apply.status, 1) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("last lines of rank 2:\n  "));
+  EXPECT_THAT(apply.output, HasSubstr("\n  ZeroDivisionError: division by zero"));
+
+  nlohmann::json failure = Failure(spec);
+  EXPECT_EQ(failure["node"], Node(2).name) << failure.dump();
+  EXPECT_EQ(failure["rank"], 2);
+  EXPECT_EQ(failure["type"], "");
+  std::string tail = failure.value("log_tail", "");
+  EXPECT_THAT(tail, HasSubstr("step 19\n"));
+  EXPECT_THAT(tail, Not(HasSubstr("step 5\n")));  // ten lines, no more
+  EXPECT_THAT(tail, ::testing::EndsWith("ZeroDivisionError: division by zero"));
+  ExpectNothingRunning();
+}
+
+// Every variable of torchrun's contract, with torchrun's values, as the
+// ranks see them and as `plan --json` said they would.
+TEST_F(SshFailureTest, RanksSeeTorchrunsWholeContract) {
+  std::string spec = WriteSpec({});
+  ToolResult plan = RunTool({"tools/fleetplan-plan", "--json", spec});
+  ASSERT_EQ(plan.status, 0) << plan.output;
+  nlohmann::json planned = nlohmann::json::parse(plan.output)["ranks"];
+  ToolResult apply = Apply({spec});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  for (int rank = 0; rank < kNodes; ++rank) {
+    FP_ASSERT_OK_AND_ASSIGN(std::string text, Exec(rank, absl::StrCat("cat /tmp/rank-", rank,
+                                                                        ".env")));
+    std::map<std::string, std::string> seen;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      std::vector<std::string> kv = absl::StrSplit(line, absl::MaxSplits('=', 1));
+      if (kv.size() == 2) seen[kv[0]] = kv[1];
+    }
+    std::string run_id = seen["TORCHELASTIC_RUN_ID"];
+    EXPECT_THAT(run_id, ::testing::MatchesRegex("[0-9]{8}T[0-9]{6}Z-[0-9]+"));
+    for (const auto& [name, value] : planned[rank]["env"].items()) {
+      EXPECT_EQ(seen[name], absl::StrReplaceAll(value.get<std::string>(), {{"<run-id>", run_id}}))
+          << "rank " << rank << " " << name;
+    }
+    std::map<std::string, std::string> torchrun = {
+        {"RANK", absl::StrCat(rank)},
+        {"LOCAL_RANK", "0"},
+        {"GROUP_RANK", absl::StrCat(rank)},
+        {"ROLE_RANK", absl::StrCat(rank)},
+        {"ROLE_NAME", "default"},
+        {"LOCAL_WORLD_SIZE", "1"},
+        {"WORLD_SIZE", "3"},
+        {"GROUP_WORLD_SIZE", "3"},
+        {"ROLE_WORLD_SIZE", "3"},
+        {"MASTER_ADDR", Node(0).ip},
+        {"TORCHELASTIC_RESTART_COUNT", "0"},
+        {"TORCHELASTIC_MAX_RESTARTS", "0"},
+        {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+        {"NCCL_ASYNC_ERROR_HANDLING", "1"},
+        {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"},
+        {"TORCHELASTIC_ERROR_FILE",
+         absl::StrCat(kWorkdir, "/.fleetplan/nodes/", Node(rank).name, "/logs/", run_id,
+                      "/rank-", rank, ".error-0.json")}};
+    for (const auto& [name, value] : torchrun) {
+      EXPECT_EQ(seen[name], value) << "rank " << rank << " " << name;
+    }
+    EXPECT_FALSE(seen["MASTER_PORT"].empty());
+  }
 }
 
 }  // namespace
