@@ -19,7 +19,8 @@ void JobCoordinator::Started(const std::string& node, int generation) {
 
 void JobCoordinator::RanksEnded(const std::string& node, int generation,
                                 const std::map<int, int>& statuses,
-                                const std::map<int, int>& failed) {
+                                const std::map<int, int>& failed,
+                                const std::optional<RankError>& error) {
   if (generation != generation_ || stage_ == Stage::kEnded) return;
   ended_.insert(node);
   bool all_zero = true;
@@ -33,7 +34,7 @@ void JobCoordinator::RanksEnded(const std::string& node, int generation,
   if (!failed_this_generation_ && !failed.empty()) {
     failed_this_generation_ = true;
     const auto& [rank, status] = *failed.begin();
-    failure_ = JobFailure{node, rank, status, ""};
+    failure_ = JobFailure{node, rank, status, "", error};
   } else if (!failed_this_generation_ && stage_ == Stage::kRunning) {
     // Non-zero statuses without a cause named: still a failure of the node.
     failed_this_generation_ = true;

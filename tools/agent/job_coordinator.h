@@ -50,9 +50,11 @@ class JobCoordinator {
   // Every rank of `node` has started in `generation`.
   void Started(const std::string& node, int generation);
   // Every rank of `node` ended in `generation`: `statuses` for all of them,
-  // `failed` for those that failed by themselves (not stopped by an order).
+  // `failed` for those that failed by themselves (not stopped by an order),
+  // `error` what the first of `failed` said of it.
   void RanksEnded(const std::string& node, int generation, const std::map<int, int>& statuses,
-                  const std::map<int, int>& failed);
+                  const std::map<int, int>& failed,
+                  const std::optional<RankError>& error = std::nullopt);
   // A node's agent is gone: its connection closed or it fell silent.
   void Lost(const std::string& node, const std::string& reason);
   // A stop was asked for (a signal on any node: `stop`, Ctrl-C in apply).

@@ -88,6 +88,20 @@ TEST(JobCoordinatorTest, AFailedRankStopsEveryNodeAndFailsWithoutRestarts) {
   EXPECT_EQ(job.exit_status(), 7);
 }
 
+TEST(JobCoordinatorTest, TheFailureCarriesWhatTheFirstFailedRankSaid) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  JoinAll(job);
+  RankError error{"ValueError", "bad shard 7", "/w/train.py", 3, "load", ""};
+  job.RanksEnded("b", 0, {{2, 0}, {3, 1}}, {{3, 1}}, error);
+  // A later node's failure is no cause, nor is what its rank said.
+  job.RanksEnded("c", 0, {{4, 1}}, {{4, 1}}, RankError{"OSError", "later", "", 0, "", ""});
+  ASSERT_TRUE(job.failure().has_value());
+  EXPECT_EQ(job.failure()->error, error);
+  EXPECT_EQ(DescribeFailure(*job.failure()),
+            "rank 3 on node 'b' failed with exit status 1: ValueError: bad shard 7 "
+            "(at /w/train.py:3 in load)");
+}
+
 TEST(JobCoordinatorTest, RestartsTheWholeJobAsTheNextGenerationAfterABackoff) {
   JobCoordinator job(ThreeNodes(/*restarts=*/1), kT0);
   JoinAll(job);

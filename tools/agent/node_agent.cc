@@ -342,7 +342,7 @@ class NodeAgent {
                    },
                    [&](const EndedMessage& ended) {
                      job_->RanksEnded(channel.peer, ended.generation, ended.statuses,
-                                      ended.failed);
+                                      ended.failed, ended.error);
                    },
                    [&](const StopMessage&) {
                      Say(absl::StrCat("node '", channel.peer, "' asks to stop the job"));
@@ -461,10 +461,13 @@ class NodeAgent {
     state_.ranks = ranks_->states();
     dirty_ = true;
     std::map<int, int> statuses = ranks_->statuses();
+    // The coordinator blames this node's lowest failed rank: its account.
+    std::optional<RankError> error;
+    if (!ranks_->failed().empty()) error = ranks_->Explain(ranks_->failed().begin()->first);
     if (job_ != nullptr) {
-      job_->RanksEnded(options_.node, state_.generation, statuses, ranks_->failed());
+      job_->RanksEnded(options_.node, state_.generation, statuses, ranks_->failed(), error);
     } else if (coordinator_ != nullptr) {
-      coordinator_->Send(EndedMessage{state_.generation, statuses, ranks_->failed()});
+      coordinator_->Send(EndedMessage{state_.generation, statuses, ranks_->failed(), error});
     }
   }
 

@@ -10,7 +10,7 @@
 // before anything it sent is read. Messages are JSON lines
 // (peer_channel.h), typed in tools/protocol/peer_message.h:
 //   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
-//     failed}, stop (a stop was asked for on the worker), hb
+//     failed, error}, stop (a stop was asked for on the worker), hb
 //   coordinator → worker: welcome {run_id, node}, start {gen, why},
 //     stop {gen}, end {state, exit_status, failure}, hb
 // A line that is no such message closes its connection.

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -147,6 +148,24 @@ TEST_F(NodeAgentTest, OneFailingRankStopsTheOthers) {
   EXPECT_EQ(stored.phase, JobPhase::kFailed);
   EXPECT_EQ(stored.exit_status, 3);
   EXPECT_EQ(stored.failure->rank, 5);
+  // No error file written: the rank's last lines.
+  ASSERT_TRUE(stored.failure->error.has_value());
+  EXPECT_THAT(stored.failure->error->log_tail, testing::EndsWith("rank 5 failing"));
+}
+
+TEST_F(NodeAgentTest, AFailedRanksRecordedExceptionIsInTheFailure) {
+  setenv("FAKE_EXCEPTION", "ValueError: bad shard 7", 1);
+  absl::StatusOr<NodeJobState> result = RunNodeAgent(Options(3, {"5", "3", "hang"}));
+  unsetenv("FAKE_EXCEPTION");
+  ASSERT_THAT(result, IsOk());
+  EXPECT_EQ(DescribeFailure(*result->failure),
+            "rank 5 on node 'n1' failed with exit status 3: ValueError: bad shard 7");
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState stored, Stored());
+  EXPECT_EQ(stored.failure->error->type, "ValueError");
+  // Each rank's error file, private, per generation.
+  struct stat st;
+  ASSERT_EQ(stat(RankErrorPath(RunDir(dir_ + "/logs", stored.run_id), 4, 0).c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600);
 }
 
 TEST_F(NodeAgentTest, RankKilledBySignalGives128PlusSignal) {
@@ -339,6 +358,9 @@ TEST_F(JobTest, ARankFailingOnAWorkerStopsEveryNodeAtOnce) {
     EXPECT_EQ(state.exit_status, 9) << name;
     ASSERT_TRUE(state.failure.has_value()) << name;
     EXPECT_EQ(DescribeFailure(*state.failure), "rank 3 on node 'c' failed with exit status 9");
+    // Read on c, told to the coordinator, written down everywhere.
+    ASSERT_TRUE(state.failure->error.has_value()) << name;
+    EXPECT_THAT(state.failure->error->log_tail, testing::EndsWith("rank 3 failing")) << name;
   }
   for (pid_t pid : PidsAfter(Output(), "pid=")) EXPECT_FALSE(ProcessRunning(pid)) << pid;
 }

@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "tools/agent/rank_failure.h"
 #include "tools/process/files.h"
 
 namespace fleetplan {
@@ -59,6 +60,9 @@ void RankGroup::Start() {
       }
       Log(i, absl::StrCat(line, " ---\n"));
     }
+    absl::Status prepared =
+        PrepareErrorFile(RankErrorPath(options_.run_dir, rank, options_.generation));
+    if (!prepared.ok()) Message(std::string(prepared.message()));
     if (!options_.missing_secrets.empty()) {
       std::string why = absl::StrCat(
           "rank ", rank, " did not start: secret ", absl::StrJoin(options_.missing_secrets, ", "),
@@ -72,7 +76,8 @@ void RankGroup::Start() {
     }
     RankContract contract =
         ForRank(options_.launcher, rank, i,
-                Generation{options_.run_id, options_.generation, options_.max_restarts},
+                Generation{options_.run_id, options_.generation, options_.max_restarts,
+                           options_.run_dir},
                 options_.program);
     SubprocessOptions spawn;
     spawn.argv = std::move(contract.argv);
@@ -158,6 +163,11 @@ std::map<int, int> RankGroup::statuses() const {
     }
   }
   return statuses;
+}
+
+RankError RankGroup::Explain(int rank) const {
+  return ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
+                            RankLogPath(options_.run_dir, rank), options_.secret_values);
 }
 
 std::vector<RankState> RankGroup::states() const {

@@ -20,6 +20,7 @@
 #include "tools/process/subprocess.h"
 #include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/rank_error.h"
 
 namespace fleetplan {
 
@@ -72,6 +73,9 @@ class RankGroup {
   const std::map<int, int>& failed() const { return failed_; }
   // Rank, pid and status of each, for job.json.
   std::vector<RankState> states() const;
+  // What rank `rank` (one of this node's) said of its failure: its error
+  // file, else its log's last lines (rank_failure.h).
+  RankError Explain(int rank) const;
 
  private:
   int Rank(size_t i) const { return options_.first_rank + static_cast<int>(i); }

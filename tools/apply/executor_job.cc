@@ -161,7 +161,7 @@ ApplyResult Executor::FollowJob(const std::string& run_id) {
     case JobPhase::kFailed: {
       int code = job->exit_status > 0 && job->exit_status < 256 ? job->exit_status
                                                                  : kExitApplyFailed;
-      return {code, job->failure.has_value() ? DescribeFailure(*job->failure)
+      return {code, job->failure.has_value() ? DescribeFailureInFull(*job->failure)
                                              : absl::StrCat("run ", run_id, " failed")};
     }
     case JobPhase::kStopped:

@@ -17,6 +17,8 @@
 #include "tools/apply/executor.h"
 #include "tools/apply/job_control.h"
 #include "tools/cli/signals.h"
+#include "tools/protocol/job_state.h"
+#include "tools/protocol/rank_error.h"
 #include "tools/util/flags.h"
 
 namespace fleetplan {
@@ -98,6 +100,18 @@ nlohmann::json NodeJson(const NodeStatus& status, absl::Time now) {
   return node;
 }
 
+// `status --json`'s "failure": who failed and how, and, where the rank
+// said, its exception (type, message, file, line, function) or last lines.
+nlohmann::json FailureJson(const JobFailure& failure) {
+  nlohmann::json out = {{"node", failure.node},
+                        {"rank", failure.rank >= 0 ? nlohmann::json(failure.rank) : nullptr},
+                        {"exit_status", failure.status},
+                        {"reason", failure.reason},
+                        {"summary", DescribeFailure(failure)}};
+  if (failure.error.has_value()) out.update(RankErrorToJson(*failure.error));
+  return out;
+}
+
 std::string ExitText(const std::map<int, int>& statuses) {
   if (statuses.empty()) return "-";
   std::vector<std::string> parts;
@@ -150,7 +164,7 @@ int RunStatusCommand(const JobTarget& target) {
       out["started_at"] = TimeText(job->started_at);
       out["ended_at"] = TimeText(job->ended_at);
       out["exit_status"] = job->exit_status;
-      if (job->failure.has_value()) out["failure"] = DescribeFailure(*job->failure);
+      if (job->failure.has_value()) out["failure"] = FailureJson(*job->failure);
     }
     for (const NodeStatus& node : nodes) out["nodes"].push_back(NodeJson(node, now));
     std::printf("%s\n", out.dump(2).c_str());
@@ -180,7 +194,9 @@ int RunStatusCommand(const JobTarget& target) {
       absl::StrAppend(&line, "; the coordinator's agent stopped writing its state ",
                       Ago(job->updated_at, now));
     }
-    if (job->failure.has_value()) absl::StrAppend(&line, ": ", DescribeFailure(*job->failure));
+    if (job->failure.has_value()) {
+      absl::StrAppend(&line, ": ", DescribeFailureInFull(*job->failure));
+    }
     std::printf("%s\n", line.c_str());
   }
   return unreadable ? kExitApplyFailed : 0;

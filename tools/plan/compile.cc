@@ -11,6 +11,7 @@
 #include "tools/plan/preflight_script.h"
 #include "tools/plan/rank_env.h"
 #include "tools/plan/spec_digest.h"
+#include "tools/protocol/job_state.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/util/digest.h"
 #include "tools/util/status_macros.h"
@@ -304,9 +305,10 @@ absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& input
   node_envs.reserve(spec.nodes.size());
   plan.ranks.reserve(world_size);
   // As at the first generation; the run id is chosen at launch.
-  Generation generation{std::string(kPlannedRunId), 0, spec.job.restarts};
+  Generation generation{std::string(kPlannedRunId), 0, spec.job.restarts, ""};
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
+    generation.run_dir = RunDir(NodeLogDir(node), kPlannedRunId);
     node_envs.push_back(NodeEnvironment(spec, i, chief, world_size));
     std::vector<std::string> program = {ProgramPath(spec.job, node)};
     program.insert(program.end(), spec.job.args.begin(), spec.job.args.end());

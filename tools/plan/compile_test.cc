@@ -123,6 +123,7 @@ TEST(CompilePlanTest, UserEnvOverridesDefaultsButNotTheContract) {
   ClusterSpec spec = ThreeNodeSpec();
   spec.env = {{"OMP_NUM_THREADS", "4"},
               {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "0"},
+              {"NCCL_ASYNC_ERROR_HANDLING", "0"},
               {"RANK", "99"},
               {"LOCAL_RANK", "7"},
               {"WORLD_SIZE", "1"},
@@ -131,6 +132,7 @@ TEST(CompilePlanTest, UserEnvOverridesDefaultsButNotTheContract) {
   std::map<std::string, std::string> env = EnvMap(plan.ranks[4]);
   EXPECT_EQ(env["OMP_NUM_THREADS"], "4");
   EXPECT_EQ(env["TORCH_NCCL_ASYNC_ERROR_HANDLING"], "0");
+  EXPECT_EQ(env["NCCL_ASYNC_ERROR_HANDLING"], "0");
   EXPECT_EQ(env["RANK"], "4");
   EXPECT_EQ(env["LOCAL_RANK"], "1");
   EXPECT_EQ(env["WORLD_SIZE"], "6");

@@ -70,12 +70,29 @@ TEST(PlanJsonTest, RanksShowTheirLaunchersVariablesAndArguments) {
   FP_ASSERT_OK_AND_ASSIGN(Plan torchrun, CompilePlan(spec, {}));
   nlohmann::json rank = nlohmann::json::parse(RenderPlanJson(torchrun))["ranks"][2];
   EXPECT_EQ(rank["argv"], nlohmann::json({"/usr/bin/python3", "main.py", "--backend=gloo"}));
-  EXPECT_EQ(rank["env"]["RANK"], "2");
-  EXPECT_EQ(rank["env"]["ROLE_RANK"], "2");
-  EXPECT_EQ(rank["env"]["ROLE_WORLD_SIZE"], "6");
-  EXPECT_EQ(rank["env"]["TORCHELASTIC_RUN_ID"], "<run-id>");
-  EXPECT_EQ(rank["env"]["TORCHELASTIC_RESTART_COUNT"], "0");
-  EXPECT_EQ(rank["env"]["TORCHELASTIC_MAX_RESTARTS"], "2");
+  // Every variable of torchrun's worker_env, with torchrun's values.
+  nlohmann::json torchrun_env = {
+      {"GROUP_RANK", "1"},
+      {"GROUP_WORLD_SIZE", "3"},
+      {"LOCAL_RANK", "1"},
+      {"LOCAL_WORLD_SIZE", "2"},
+      {"MASTER_ADDR", "10.1.0.1"},
+      {"MASTER_PORT", "23456"},
+      {"NCCL_ASYNC_ERROR_HANDLING", "1"},
+      {"RANK", "2"},
+      {"ROLE_NAME", "default"},
+      {"ROLE_RANK", "2"},
+      {"ROLE_WORLD_SIZE", "6"},
+      {"TORCHELASTIC_ERROR_FILE",
+       "/home/ubuntu/project/.fleetplan/nodes/n1/logs/<run-id>/rank-2.error-0.json"},
+      {"TORCHELASTIC_MAX_RESTARTS", "2"},
+      {"TORCHELASTIC_RESTART_COUNT", "0"},
+      {"TORCHELASTIC_RUN_ID", "<run-id>"},
+      {"TORCHELASTIC_USE_AGENT_STORE", "False"},
+      {"WORLD_SIZE", "6"}};
+  for (const auto& [name, value] : torchrun_env.items()) {
+    EXPECT_EQ(rank["env"][name], value) << name;
+  }
 
   spec.job.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
   FP_ASSERT_OK_AND_ASSIGN(Plan launch, CompilePlan(spec, {}));
@@ -93,6 +110,7 @@ TEST(PlanJsonTest, RanksShowTheirLaunchersVariablesAndArguments) {
   EXPECT_EQ(rank["argv"], nlohmann::json({"/usr/bin/python3", "main.py", "--backend=gloo"}));
   nlohmann::json expected = {{"MASTER_ADDR", "10.1.0.1"},
                              {"MASTER_PORT", "23456"},
+                             {"NCCL_ASYNC_ERROR_HANDLING", "1"},
                              {"OMPI_COMM_WORLD_LOCAL_RANK", "1"},
                              {"OMPI_COMM_WORLD_LOCAL_SIZE", "2"},
                              {"OMPI_COMM_WORLD_NODE_RANK", "1"},
@@ -101,6 +119,9 @@ TEST(PlanJsonTest, RanksShowTheirLaunchersVariablesAndArguments) {
                              {"OMPI_UNIVERSE_SIZE", "6"},
                              {"OMP_NUM_THREADS", "1"},
                              {"RANK", "kept: not mpirun's"},
+                             {"TORCHELASTIC_ERROR_FILE",
+                              "/home/ubuntu/project/.fleetplan/nodes/n1/logs/<run-id>/"
+                              "rank-2.error-0.json"},
                              {"TORCH_NCCL_ASYNC_ERROR_HANDLING", "1"}};
   EXPECT_EQ(rank["env"], expected);
   EXPECT_THAT(mpirun.phases[3].steps[1].content, HasSubstr("export OMPI_COMM_WORLD_SIZE=6\n"));

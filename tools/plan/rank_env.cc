@@ -39,19 +39,20 @@ void SetNetwork(VarMap& vars, const NetworkSpec& network) {
   }
 }
 
-void SetContract(VarMap& vars, const ClusterSpec& spec, size_t node_index,
-                 const NodeSpec& chief, int world_size) {
-  const NodeSpec& node = spec.nodes[node_index];
+NodePlace PlaceOf(const ClusterSpec& spec, size_t node_index, const NodeSpec& chief,
+                  int world_size) {
   NodePlace place;
   place.node_rank = static_cast<int>(node_index);
   place.num_nodes = static_cast<int>(spec.nodes.size());
   place.world_size = world_size;
-  place.local_world_size = node.nproc;
+  place.local_world_size = spec.nodes[node_index].nproc;
   place.master_addr = ReachAddress(chief);
   place.master_port = spec.network.master_port;
-  for (auto& [name, value] : NodeContract(spec.job.launcher.launcher, place)) {
-    Set(vars, name, std::move(value));
-  }
+  return place;
+}
+
+void SetContract(VarMap& vars, const NodeSpec& node, ContractEnv contract) {
+  for (auto& [name, value] : contract) Set(vars, name, std::move(value));
   if (!node.gpus.empty()) {
     Set(vars, "CUDA_VISIBLE_DEVICES", absl::StrJoin(node.gpus, ","));
   }
@@ -66,14 +67,15 @@ const std::string& ReachAddress(const NodeSpec& node) {
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
                                      const NodeSpec& chief, int world_size) {
   const NodeSpec& node = spec.nodes[node_index];
-  VarMap vars;
-  if (node.nproc > 1) Set(vars, "OMP_NUM_THREADS", "1");
-  Set(vars, "TORCH_NCCL_ASYNC_ERROR_HANDLING", "1");
   Launcher launcher = spec.job.launcher.launcher;
+  NodeContractEnv contract =
+      NodeContract(launcher, PlaceOf(spec, node_index, chief, world_size));
+  VarMap vars;
+  for (auto& [name, value] : contract.defaults) Set(vars, name, std::move(value));
   SetList(vars, spec.env, launcher, /*expand_on_node=*/false);
   SetList(vars, spec.GroupEnv(node), launcher, /*expand_on_node=*/true);
   SetNetwork(vars, spec.network);
-  SetContract(vars, spec, node_index, chief, world_size);
+  SetContract(vars, node, std::move(contract.env));
   std::vector<NodeVar> env;
   env.reserve(vars.size());
   for (auto& [name, var] : vars) env.push_back(std::move(var));

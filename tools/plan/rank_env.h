@@ -3,8 +3,9 @@
 
 // The environment every rank starts with, derived from the spec as under
 // torchrun. Layers, each overriding the one before:
-//   1. defaults: OMP_NUM_THREADS=1 (node runs more than one rank),
-//      TORCH_NCCL_ASYNC_ERROR_HANDLING=1;
+//   1. the launcher contract's defaults (launcher_contract.h NodeContract):
+//      OMP_NUM_THREADS=1 (node runs more than one rank),
+//      NCCL_ASYNC_ERROR_HANDLING=1, TORCH_NCCL_ASYNC_ERROR_HANDLING=1;
 //   2. [env];
 //   3. the env of the settings groups the node picks (ClusterSpec::GroupEnv;
 //      its `$VAR`s are expanded on the node);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "nlohmann/json.hpp"
 #include "tools/protocol/json_fields.h"
 #include "tools/util/status_macros.h"
@@ -64,18 +65,31 @@ bool IsFinal(JobPhase phase) {
 }
 
 std::string DescribeFailure(const JobFailure& failure) {
-  if (failure.rank >= 0) {
-    return absl::StrCat("rank ", failure.rank, " on node '", failure.node,
-                        "' failed with exit status ", failure.status);
+  if (failure.rank < 0) return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
+  std::string text = absl::StrCat("rank ", failure.rank, " on node '", failure.node,
+                                  "' failed with exit status ", failure.status);
+  std::string exception = failure.error.has_value() ? DescribeRankError(*failure.error) : "";
+  if (!exception.empty()) absl::StrAppend(&text, ": ", exception);
+  return text;
+}
+
+std::string DescribeFailureInFull(const JobFailure& failure) {
+  std::string text = DescribeFailure(failure);
+  if (!failure.error.has_value() || failure.error->log_tail.empty()) return text;
+  absl::StrAppend(&text, "\nlast lines of rank ", failure.rank, ":");
+  for (absl::string_view line : absl::StrSplit(failure.error->log_tail, '\n')) {
+    absl::StrAppend(&text, "\n  ", line);
   }
-  return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
+  return text;
 }
 
 nlohmann::json JobFailureToJson(const JobFailure& failure) {
   return {{"node", failure.node},
           {"rank", failure.rank},
           {"status", failure.status},
-          {"reason", failure.reason}};
+          {"reason", failure.reason},
+          {"error", failure.error.has_value() ? RankErrorToJson(*failure.error)
+                                              : nlohmann::json(nullptr)}};
 }
 
 absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
@@ -87,6 +101,12 @@ absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
   FP_RETURN_IF_ERROR(fields.Get("rank", -1, std::numeric_limits<int>::max(), &failure.rank));
   FP_RETURN_IF_ERROR(fields.Get("status", 0, 255, &failure.status));
   FP_RETURN_IF_ERROR(fields.Get("reason", &failure.reason));
+  // Absent from what agents before error files wrote.
+  const nlohmann::json* error = fields.Optional("error");
+  if (error != nullptr && !error->is_null()) {
+    FP_ASSIGN_OR_RETURN(RankError parsed, RankErrorFromJson(*error, document));
+    failure.error = std::move(parsed);
+  }
   return failure;
 }
 
@@ -172,6 +192,10 @@ std::string RunDir(absl::string_view log_dir, absl::string_view run_id) {
 
 std::string RankLogPath(absl::string_view run_dir, int rank) {
   return absl::StrCat(run_dir, "/rank-", rank, ".log");
+}
+
+std::string RankErrorPath(absl::string_view run_dir, int rank, int generation) {
+  return absl::StrCat(run_dir, "/rank-", rank, ".error-", generation, ".json");
 }
 
 std::string AgentLogPath(absl::string_view log_dir) {

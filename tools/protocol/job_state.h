@@ -7,7 +7,9 @@
 // apply, status, logs and stop. One schema, one parser, for both sides.
 //
 // Beside it, per run: logs/<run-id>/rank-<RANK>.log (each rank's output, a
-// "--- restart N ---" line before each later generation), logs/latest ->
+// "--- restart N ---" line before each later generation),
+// logs/<run-id>/rank-<RANK>.error-<GEN>.json (the exception a rank's script
+// recorded in generation GEN, 0600), logs/latest ->
 // <run-id>, and logs/agent.log (what a detached agent itself said).
 
 #include <optional>
@@ -18,6 +20,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "nlohmann/json_fwd.hpp"
+#include "tools/protocol/rank_error.h"
 
 namespace fleetplan {
 
@@ -43,14 +46,21 @@ struct JobFailure {
   int rank = -1;    // -1: no rank failed (a node was lost)
   int status = 1;   // the job's exit status
   std::string reason;  // e.g. "no heartbeat for 30s"; empty for a rank
+  // What the failed rank said of it, read on its node (rank_error.h).
+  std::optional<RankError> error;
 };
 
-// "rank 3 on node 'b' failed with exit status 1", or with no rank,
-// "node 'b' failed: <reason>".
+// "rank 3 on node 'b' failed with exit status 1" and, where its script
+// recorded one, ": ValueError: bad shard 7 (at train.py:12 in load)"; with
+// no rank, "node 'b' failed: <reason>". One line: a log tail is apart.
 std::string DescribeFailure(const JobFailure& failure);
 
+// DescribeFailure and, where the rank recorded no exception, its last lines
+// below, each indented by two spaces: what apply and status show.
+std::string DescribeFailureInFull(const JobFailure& failure);
+
 // A failure as job.json and the agents' end message carry it:
-// {node, rank, status, reason}.
+// {node, rank, status, reason, error} (error: RankErrorToJson or null).
 nlohmann::json JobFailureToJson(const JobFailure& failure);
 // InvalidArgument naming `document` and the field that is missing or wrong
 // (a rank below -1, a status outside 0..255).
@@ -94,6 +104,9 @@ bool IsStale(const NodeJobState& state, absl::Time now);
 std::string JobStatePath(absl::string_view log_dir);
 std::string RunDir(absl::string_view log_dir, absl::string_view run_id);
 std::string RankLogPath(absl::string_view run_dir, int rank);
+// <run_dir>/rank-<RANK>.error-<GENERATION>.json: where the rank's
+// TORCHELASTIC_ERROR_FILE points (tools/protocol/rank_error.h).
+std::string RankErrorPath(absl::string_view run_dir, int rank, int generation);
 std::string AgentLogPath(absl::string_view log_dir);
 
 // "20250102T030405Z-1234": UTC time and a number (the pid of the process

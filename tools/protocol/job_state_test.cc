@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -50,6 +51,25 @@ TEST(JobStateTest, RoundTripsEveryField) {
   ASSERT_TRUE(parsed->failure.has_value());
   EXPECT_EQ(DescribeFailure(*parsed->failure), "rank 3 on node 'b' failed with exit status 1");
   EXPECT_EQ(parsed->exit_status, 1);
+}
+
+TEST(JobStateTest, AFailureCarriesWhatTheRankSaid) {
+  NodeJobState state = Sample();
+  state.failure->error = RankError{"ValueError", "bad shard 7", "/w/train.py", 3, "load", ""};
+  absl::StatusOr<NodeJobState> parsed = JobStateFromJson(JobStateToJson(state));
+  ASSERT_THAT(parsed, IsOk());
+  EXPECT_EQ(parsed->failure->error, state.failure->error);
+  EXPECT_EQ(DescribeFailureInFull(*parsed->failure),
+            "rank 3 on node 'b' failed with exit status 1: ValueError: bad shard 7 "
+            "(at /w/train.py:3 in load)");
+  state.failure->error = RankError();
+  state.failure->error->log_tail = "step 9\nKilled";
+  EXPECT_EQ(DescribeFailureInFull(*state.failure),
+            "rank 3 on node 'b' failed with exit status 1\nlast lines of rank 3:\n  step 9\n  Killed");
+  // What agents before error files wrote: no "error".
+  nlohmann::json old = nlohmann::json::parse(JobStateToJson(Sample()));
+  ASSERT_EQ(old["failure"].erase("error"), 1u);
+  ASSERT_THAT(JobStateFromJson(old.dump()), IsOk());
 }
 
 TEST(JobStateTest, TimesNotYetReachedAreNull) {

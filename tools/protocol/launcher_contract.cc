@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
+#include "tools/protocol/job_state.h"
 
 namespace fleetplan {
 namespace {
@@ -93,8 +94,9 @@ absl::string_view DefaultLocalRankArg(Launcher launcher) {
   return "";
 }
 
-ContractEnv NodeContract(Launcher launcher, const NodePlace& place) {
-  ContractEnv env;
+NodeContractEnv NodeContract(Launcher launcher, const NodePlace& place) {
+  NodeContractEnv contract;
+  ContractEnv& env = contract.env;
   Add(env, "MASTER_ADDR", place.master_addr);
   Add(env, "MASTER_PORT", place.master_port);
   switch (launcher) {
@@ -103,7 +105,15 @@ ContractEnv NodeContract(Launcher launcher, const NodePlace& place) {
       Add(env, "WORLD_SIZE", place.world_size);
       Add(env, "LOCAL_WORLD_SIZE", place.local_world_size);
       Add(env, "GROUP_RANK", place.node_rank);
+      Add(env, "GROUP_WORLD_SIZE", place.num_nodes);
+      // torchrun's role when none is given (`--role`).
+      Add(env, "ROLE_NAME", std::string("default"));
       Add(env, "ROLE_WORLD_SIZE", place.world_size);
+      // torchrun says "True" only with its static rendezvous, where its
+      // agent hosts the TCPStore at MASTER_PORT; no agent of fleetplan hosts
+      // one, so rank 0 must (as under torchrun's c10d rendezvous): with
+      // "True" every rank would wait for a store that never comes.
+      Add(env, "TORCHELASTIC_USE_AGENT_STORE", std::string("False"));
       break;
     case Launcher::kMpirun:
       Add(env, "OMPI_COMM_WORLD_SIZE", place.world_size);
@@ -117,7 +127,16 @@ ContractEnv NodeContract(Launcher launcher, const NodePlace& place) {
       Add(env, "LOCAL_SIZE", place.local_world_size);
       break;
   }
-  return Sorted(std::move(env));
+  contract.env = Sorted(std::move(env));
+  // Both spellings: PyTorch 1.13 reads the first, 2.x the second. Without
+  // them a rank whose NCCL peer died waits in a collective forever.
+  Add(contract.defaults, "NCCL_ASYNC_ERROR_HANDLING", 1);
+  Add(contract.defaults, "TORCH_NCCL_ASYNC_ERROR_HANDLING", 1);
+  // torchrun's choice for several ranks per node, so they do not
+  // oversubscribe its cores.
+  if (place.local_world_size > 1) Add(contract.defaults, "OMP_NUM_THREADS", 1);
+  contract.defaults = Sorted(std::move(contract.defaults));
+  return contract;
 }
 
 RankContract ForRank(const LauncherConfig& config, int rank, int local_rank,
@@ -138,6 +157,10 @@ RankContract ForRank(const LauncherConfig& config, int rank, int local_rank,
     Add(env, "TORCHELASTIC_RESTART_COUNT", generation.restart_count);
     Add(env, "TORCHELASTIC_MAX_RESTARTS", generation.max_restarts);
   }
+  // Every launcher's ranks may use @record; a file per generation, so a
+  // restart never reads the last one's exception.
+  Add(env, "TORCHELASTIC_ERROR_FILE",
+      RankErrorPath(generation.run_dir, rank, generation.restart_count));
   contract.env = Sorted(std::move(env));
   absl::string_view arg_name = config.local_rank_arg.empty()
                                    ? DefaultLocalRankArg(config.launcher)
@@ -155,7 +178,7 @@ bool IsContractVariable(Launcher launcher, absl::string_view name) {
   static const auto* const kNamesByLauncher = [] {
     auto* names = new std::array<std::vector<std::string>, kNames.size()>;
     for (size_t i = 0; i < kNames.size(); ++i) {
-      for (const auto& [var, value] : NodeContract(kNames[i].first, NodePlace())) {
+      for (const auto& [var, value] : NodeContract(kNames[i].first, NodePlace()).env) {
         (*names)[i].push_back(var);
       }
       for (const auto& [var, value] :

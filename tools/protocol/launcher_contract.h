@@ -10,10 +10,14 @@
 // variables are set: frameworks (Lightning, Accelerate) tell launchers
 // apart by which variables exist.
 //
-//   torchrun            MASTER_ADDR, MASTER_PORT, WORLD_SIZE, LOCAL_WORLD_SIZE,
-//                       GROUP_RANK, ROLE_WORLD_SIZE; per rank RANK, LOCAL_RANK,
-//                       ROLE_RANK; per generation TORCHELASTIC_RUN_ID,
-//                       TORCHELASTIC_RESTART_COUNT, TORCHELASTIC_MAX_RESTARTS
+//   torchrun            (torch/distributed/elastic/agent/server/
+//                       local_elastic_agent.py, worker_env) MASTER_ADDR,
+//                       MASTER_PORT, WORLD_SIZE, LOCAL_WORLD_SIZE, GROUP_RANK,
+//                       GROUP_WORLD_SIZE, ROLE_NAME, ROLE_WORLD_SIZE,
+//                       TORCHELASTIC_USE_AGENT_STORE; per rank RANK,
+//                       LOCAL_RANK, ROLE_RANK; per generation
+//                       TORCHELASTIC_RUN_ID, TORCHELASTIC_RESTART_COUNT,
+//                       TORCHELASTIC_MAX_RESTARTS
 //   distributed-launch  the same, and `--local-rank=N` (or local_rank_arg)
 //                       after the script, before the job's own arguments
 //   mpirun              MASTER_ADDR, MASTER_PORT (as `mpirun -x` passes them),
@@ -25,6 +29,14 @@
 //   deepspeed           MASTER_ADDR, MASTER_PORT, WORLD_SIZE, CROSS_RANK (the
 //                       node's index), CROSS_SIZE (nodes), LOCAL_SIZE; per rank
 //                       RANK, LOCAL_RANK, and `--local_rank=N`
+//   every launcher      per rank and generation TORCHELASTIC_ERROR_FILE (where
+//                       torch's @record writes the rank's exception, read back
+//                       by the agent when the rank fails; no framework tells
+//                       launchers apart by it); defaults a spec's [env] may
+//                       override, as torchrun keeps the caller's:
+//                       NCCL_ASYNC_ERROR_HANDLING=1 (PyTorch 1.13's spelling)
+//                       and TORCH_NCCL_ASYNC_ERROR_HANDLING=1 (2.x's), and
+//                       OMP_NUM_THREADS=1 where the node runs several ranks
 
 #include <optional>
 #include <string>
@@ -72,6 +84,9 @@ struct Generation {
   std::string run_id;
   int restart_count = 0;
   int max_restarts = 0;
+  // The run's log folder on the node (RunDir in job_state.h): each rank's
+  // error file goes there (RankErrorPath).
+  std::string run_dir;
 };
 
 // The run id `plan --json` shows: the real one is chosen at launch.
@@ -79,9 +94,13 @@ inline constexpr absl::string_view kPlannedRunId = "<run-id>";
 
 using ContractEnv = std::vector<std::pair<std::string, std::string>>;
 
-// The launcher's variables that every rank of the node shares, sorted by
-// name (env.sh exports them).
-ContractEnv NodeContract(Launcher launcher, const NodePlace& place);
+// What every rank of the node shares, each part sorted by name (env.sh
+// exports both).
+struct NodeContractEnv {
+  ContractEnv env;       // the launcher's own: nothing in the spec overrides them
+  ContractEnv defaults;  // a spec's [env] or settings group may set its own
+};
+NodeContractEnv NodeContract(Launcher launcher, const NodePlace& place);
 
 // One rank's part: its own variables and those of its generation, sorted by
 // name, and its command line.
@@ -95,7 +114,8 @@ struct RankContract {
 RankContract ForRank(const LauncherConfig& config, int rank, int local_rank,
                      const Generation& generation, const std::vector<std::string>& program);
 
-// True for the names `launcher` sets (node-wide or per rank): a value from
+// True for the names `launcher` sets (node-wide or per rank; not the
+// defaults): a value from
 // the spec never overrides them, since a wrong RANK hangs or corrupts a job
 // rather than failing it.
 bool IsContractVariable(Launcher launcher, absl::string_view name);

@@ -21,7 +21,7 @@ NodePlace SecondOfTwoNodes() {
   return place;
 }
 
-Generation SecondGeneration() { return Generation{"run-7", 1, 3}; }
+Generation SecondGeneration() { return Generation{"run-7", 1, 3, "/w/logs/run-7"}; }
 
 const std::vector<std::string> kScript = {"/usr/bin/python3", "main.py", "--backend=gloo"};
 
@@ -35,17 +35,49 @@ TEST(LauncherContractTest, NamesRoundTrip) {
 }
 
 TEST(LauncherContractTest, TorchrunNodeAndRank) {
-  EXPECT_THAT(NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()),
-              ElementsAre(Pair("GROUP_RANK", "1"), Pair("LOCAL_WORLD_SIZE", "2"),
-                          Pair("MASTER_ADDR", "10.0.0.1"), Pair("MASTER_PORT", "1234"),
-                          Pair("ROLE_WORLD_SIZE", "4"), Pair("WORLD_SIZE", "4")));
+  // torchrun's worker_env (local_elastic_agent.py), value for value.
+  EXPECT_THAT(NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()).env,
+              ElementsAre(Pair("GROUP_RANK", "1"), Pair("GROUP_WORLD_SIZE", "2"),
+                          Pair("LOCAL_WORLD_SIZE", "2"), Pair("MASTER_ADDR", "10.0.0.1"),
+                          Pair("MASTER_PORT", "1234"), Pair("ROLE_NAME", "default"),
+                          Pair("ROLE_WORLD_SIZE", "4"),
+                          Pair("TORCHELASTIC_USE_AGENT_STORE", "False"),
+                          Pair("WORLD_SIZE", "4")));
   RankContract rank = ForRank(LauncherConfig(), 3, 1, SecondGeneration(), kScript);
   EXPECT_THAT(rank.env,
               ElementsAre(Pair("LOCAL_RANK", "1"), Pair("RANK", "3"), Pair("ROLE_RANK", "3"),
+                          Pair("TORCHELASTIC_ERROR_FILE", "/w/logs/run-7/rank-3.error-1.json"),
                           Pair("TORCHELASTIC_MAX_RESTARTS", "3"),
                           Pair("TORCHELASTIC_RESTART_COUNT", "1"),
                           Pair("TORCHELASTIC_RUN_ID", "run-7")));
   EXPECT_EQ(rank.argv, kScript);
+}
+
+TEST(LauncherContractTest, DefaultsTheSpecMayOverride) {
+  EXPECT_THAT(NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()).defaults,
+              ElementsAre(Pair("NCCL_ASYNC_ERROR_HANDLING", "1"), Pair("OMP_NUM_THREADS", "1"),
+                          Pair("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")));
+  NodePlace one_rank = SecondOfTwoNodes();
+  one_rank.local_world_size = 1;
+  EXPECT_THAT(NodeContract(Launcher::kMpirun, one_rank).defaults,
+              ElementsAre(Pair("NCCL_ASYNC_ERROR_HANDLING", "1"),
+                          Pair("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")));
+  EXPECT_FALSE(IsContractVariable(Launcher::kTorchrun, "NCCL_ASYNC_ERROR_HANDLING"));
+  EXPECT_FALSE(IsContractVariable(Launcher::kTorchrun, "OMP_NUM_THREADS"));
+  EXPECT_TRUE(IsContractVariable(Launcher::kTorchrun, "TORCHELASTIC_USE_AGENT_STORE"));
+}
+
+TEST(LauncherContractTest, EveryLauncherGivesEachRankAnErrorFilePerGeneration) {
+  for (const std::string& name : LauncherNames()) {
+    LauncherConfig config{*ParseLauncher(name), ""};
+    Generation first = SecondGeneration();
+    first.restart_count = 0;
+    EXPECT_THAT(ForRank(config, 3, 1, first, kScript).env,
+                testing::Contains(Pair("TORCHELASTIC_ERROR_FILE",
+                                       "/w/logs/run-7/rank-3.error-0.json")))
+        << name;
+    EXPECT_TRUE(IsContractVariable(config.launcher, "TORCHELASTIC_ERROR_FILE")) << name;
+  }
 }
 
 TEST(LauncherContractTest, DistributedLaunchPassesLocalRankAfterTheScript) {
@@ -57,12 +89,12 @@ TEST(LauncherContractTest, DistributedLaunchPassesLocalRankAfterTheScript) {
   config.local_rank_arg = "--local_rank";
   EXPECT_THAT(ForRank(config, 3, 1, SecondGeneration(), kScript).argv,
               ElementsAre("/usr/bin/python3", "main.py", "--local_rank=1", "--backend=gloo"));
-  EXPECT_EQ(NodeContract(Launcher::kDistributedLaunch, SecondOfTwoNodes()),
-            NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()));
+  EXPECT_EQ(NodeContract(Launcher::kDistributedLaunch, SecondOfTwoNodes()).env,
+            NodeContract(Launcher::kTorchrun, SecondOfTwoNodes()).env);
 }
 
 TEST(LauncherContractTest, MpirunSetsOpenMpisVariablesOnly) {
-  EXPECT_THAT(NodeContract(Launcher::kMpirun, SecondOfTwoNodes()),
+  EXPECT_THAT(NodeContract(Launcher::kMpirun, SecondOfTwoNodes()).env,
               ElementsAre(Pair("MASTER_ADDR", "10.0.0.1"), Pair("MASTER_PORT", "1234"),
                           Pair("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
                           Pair("OMPI_COMM_WORLD_SIZE", "4"), Pair("OMPI_UNIVERSE_SIZE", "4")));
@@ -70,7 +102,9 @@ TEST(LauncherContractTest, MpirunSetsOpenMpisVariablesOnly) {
       ForRank(LauncherConfig{Launcher::kMpirun, "--local_rank"}, 3, 1, SecondGeneration(), kScript);
   EXPECT_THAT(rank.env, ElementsAre(Pair("OMPI_COMM_WORLD_LOCAL_RANK", "1"),
                                     Pair("OMPI_COMM_WORLD_NODE_RANK", "1"),
-                                    Pair("OMPI_COMM_WORLD_RANK", "3")));
+                                    Pair("OMPI_COMM_WORLD_RANK", "3"),
+                                    Pair("TORCHELASTIC_ERROR_FILE",
+                                         "/w/logs/run-7/rank-3.error-1.json")));
   EXPECT_EQ(rank.argv, kScript);  // mpirun passes no argument
   EXPECT_FALSE(IsContractVariable(Launcher::kMpirun, "RANK"));
   EXPECT_TRUE(IsContractVariable(Launcher::kMpirun, "OMPI_COMM_WORLD_RANK"));
@@ -78,13 +112,15 @@ TEST(LauncherContractTest, MpirunSetsOpenMpisVariablesOnly) {
 }
 
 TEST(LauncherContractTest, Deepspeed) {
-  EXPECT_THAT(NodeContract(Launcher::kDeepspeed, SecondOfTwoNodes()),
+  EXPECT_THAT(NodeContract(Launcher::kDeepspeed, SecondOfTwoNodes()).env,
               ElementsAre(Pair("CROSS_RANK", "1"), Pair("CROSS_SIZE", "2"),
                           Pair("LOCAL_SIZE", "2"), Pair("MASTER_ADDR", "10.0.0.1"),
                           Pair("MASTER_PORT", "1234"), Pair("WORLD_SIZE", "4")));
   RankContract rank =
       ForRank(LauncherConfig{Launcher::kDeepspeed, ""}, 3, 1, SecondGeneration(), kScript);
-  EXPECT_THAT(rank.env, ElementsAre(Pair("LOCAL_RANK", "1"), Pair("RANK", "3")));
+  EXPECT_THAT(rank.env, ElementsAre(Pair("LOCAL_RANK", "1"), Pair("RANK", "3"),
+                                    Pair("TORCHELASTIC_ERROR_FILE",
+                                         "/w/logs/run-7/rank-3.error-1.json")));
   EXPECT_THAT(rank.argv,
               ElementsAre("/usr/bin/python3", "main.py", "--local_rank=1", "--backend=gloo"));
   EXPECT_FALSE(IsContractVariable(Launcher::kDeepspeed, "TORCHELASTIC_RUN_ID"));
@@ -101,7 +137,7 @@ TEST(LauncherContractTest, InsertLauncherArg) {
   EXPECT_THAT(InsertLauncherArg({"/opt/pythonista"}, "--l=0"),
               ElementsAre("/opt/pythonista", "--l=0"));
   EXPECT_THAT(InsertLauncherArg({}, "--l=0"), ElementsAre("--l=0"));
-  EXPECT_THAT(NodeContract(Launcher::kTorchrun, NodePlace()), testing::Not(IsEmpty()));
+  EXPECT_THAT(NodeContract(Launcher::kTorchrun, NodePlace()).env, testing::Not(IsEmpty()));
 }
 
 }  // namespace

@@ -31,7 +31,9 @@ nlohmann::json ToJson(const PeerMessage& message) {
           [](const EndedMessage& m) -> nlohmann::json {
             return {{"gen", m.generation},
                     {"statuses", StatusesToJson(m.statuses)},
-                    {"failed", StatusesToJson(m.failed)}};
+                    {"failed", StatusesToJson(m.failed)},
+                    {"error", m.error.has_value() ? RankErrorToJson(*m.error)
+                                                  : nlohmann::json(nullptr)}};
           },
           [](const StopMessage& m) -> nlohmann::json {
             nlohmann::json json = nlohmann::json::object();
@@ -98,6 +100,12 @@ absl::StatusOr<PeerMessage> ParseEnded(const Reader& in) {
   FP_RETURN_IF_ERROR(in.fields.Get("gen", 0, kMaxInt, &m.generation));
   FP_RETURN_IF_ERROR(GetStatuses(in, "statuses", &m.statuses));
   FP_RETURN_IF_ERROR(GetStatuses(in, "failed", &m.failed));
+  const nlohmann::json* error = in.fields.Optional("error");
+  if (error == nullptr) return InvalidField(in.document, "error", "is missing");
+  if (!error->is_null()) {
+    FP_ASSIGN_OR_RETURN(RankError parsed, RankErrorFromJson(*error, in.document));
+    m.error = std::move(parsed);
+  }
   return m;
 }
 

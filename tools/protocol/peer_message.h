@@ -5,7 +5,7 @@
 // worker's and the coordinator's, tools/agent/node_agent.h), one JSON
 // object per line with its type in "t":
 //   worker → coordinator: hello {node}, started {gen}, ended {gen,
-//     statuses, failed}, stop, hb
+//     statuses, failed, error}, stop, hb
 //   coordinator → worker: welcome {run_id, node}, start {gen, why},
 //     stop {gen}, end {state, exit_status, failure}, hb
 // Both sides link this one definition; a line from a peer is parsed into
@@ -35,6 +35,8 @@ struct EndedMessage {  // "ended": the worker's ranks of a generation ended
   int generation = 0;
   RankStatuses statuses;
   RankStatuses failed;
+  // What the first of `failed` (the lowest rank) said of its failure.
+  std::optional<RankError> error;
 };
 // "stop": from a worker, a stop asked for there (no generation); from the
 // coordinator, stop the ranks of `generation`.

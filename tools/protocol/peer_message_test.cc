@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/util/status_matchers.h"
@@ -23,7 +24,7 @@ TEST(PeerMessageTest, KeepsTheWireFormat) {
   EXPECT_EQ(SerializePeerMessage(StopMessage{}), R"({"t":"stop"})");
   EXPECT_EQ(SerializePeerMessage(StopMessage{2}), R"({"gen":2,"t":"stop"})");
   EXPECT_EQ(SerializePeerMessage(EndedMessage{1, {{0, 0}, {1, 3}}, {{1, 3}}}),
-            R"({"failed":{"1":3},"gen":1,"statuses":{"0":0,"1":3},"t":"ended"})");
+            R"({"error":null,"failed":{"1":3},"gen":1,"statuses":{"0":0,"1":3},"t":"ended"})");
   EXPECT_EQ(SerializePeerMessage(EndMessage{JobPhase::kSucceeded, 0, std::nullopt}),
             R"({"exit_status":0,"failure":null,"state":"succeeded","t":"end"})");
 }
@@ -35,6 +36,10 @@ TEST(PeerMessageTest, RoundTripsEveryType) {
   EXPECT_EQ(ended.generation, 2);
   EXPECT_EQ(ended.statuses, (RankStatuses{{5, 0}}));
   EXPECT_EQ(ended.failed, (RankStatuses{{6, 137}}));
+  EXPECT_FALSE(ended.error.has_value());
+  RankError error{"ValueError", "bad shard 7", "/w/train.py", 3, "load", ""};
+  ended = std::get<EndedMessage>(RoundTrip(EndedMessage{2, {{6, 1}}, {{6, 1}}, error}));
+  EXPECT_EQ(ended.error, error);
   EXPECT_FALSE(std::get<StopMessage>(RoundTrip(StopMessage{})).generation.has_value());
   EXPECT_EQ(std::get<StopMessage>(RoundTrip(StopMessage{3})).generation, 3);
   EXPECT_TRUE(std::holds_alternative<HeartbeatMessage>(RoundTrip(HeartbeatMessage{})));
@@ -80,6 +85,9 @@ TEST(PeerMessageTest, RefusesFieldsOfAnotherType) {
   ExpectRefused(R"({"t":"ended","gen":1,"statuses":[],"failed":{}})",
                 R"("statuses" is not an object)");
   ExpectRefused(R"({"t":"welcome","run_id":["r"],"node":"a"})", R"("run_id" is not a string)");
+  ExpectRefused(R"({"t":"ended","gen":1,"statuses":{},"failed":{}})", R"("error" is missing)");
+  ExpectRefused(R"({"t":"ended","gen":1,"statuses":{},"failed":{},"error":{"type":"E"}})",
+                R"("message" is missing)");
   ExpectRefused(R"({"t":"end","state":"failed","exit_status":1,"failure":"b"})",
                 R"("failure" is not an object or null)");
   ExpectRefused(R"({"t":"end","state":"failed","exit_status":1,"failure":{"node":"b",)"
@@ -88,6 +96,11 @@ TEST(PeerMessageTest, RefusesFieldsOfAnotherType) {
 }
 
 TEST(PeerMessageTest, RefusesValuesOutOfRange) {
+  std::string long_message(kMaxErrorMessageBytes + 1, 'm');
+  ExpectRefused(absl::StrCat(R"({"t":"ended","gen":1,"statuses":{},"failed":{},"error":)",
+                             R"({"type":"E","message":")", long_message,
+                             R"(","file":"","line":0,"function":"","log_tail":""}})"),
+                R"("message" is longer than 4096 bytes)");
   ExpectRefused(R"({"t":"started","gen":-1})", R"("gen" is -1, not in 0..)");
   ExpectRefused(R"({"t":"started","gen":4294967296})", "not an integer in the range of int");
   ExpectRefused(R"({"t":"started","gen":18446744073709551615})",
