@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {

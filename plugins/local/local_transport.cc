@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 #include "tools/util/status_macros.h"

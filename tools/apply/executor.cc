@@ -26,6 +26,7 @@
 #include "tools/protocol/node_layout.h"
 #include "tools/sync/sync_tree.h"
 #include "tools/util/digest.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/timed_cancel.h"
 
@@ -360,7 +361,7 @@ std::string Executor::RecordCommand(const Step& step, const std::string& hash) c
   if (hash.empty() || options_.check_only) return "";
   std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
   std::string temporary = absl::StrCat(path, ".tmp");
-  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(Dirname(path)),
                       " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
                       " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
 }

@@ -1,7 +1,7 @@
 #include "tools/protocol/node_layout.h"
 
 #include "absl/strings/str_cat.h"
-#include "tools/util/path_under.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 
