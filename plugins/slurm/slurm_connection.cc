@@ -4,7 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "plugins/docker/tar_stream.h"
+#include "plugins/common/tar_stream.h"
 #include "tools/util/path_policy.h"
 #include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/shared_workdir.h"
