@@ -10,6 +10,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
 #include "absl/strings/strip.h"
@@ -61,6 +62,11 @@ ApplyResult Executor::Run() {
   // `plan --check` skips what is not there yet; apply needs every node.
   absl::Status opened = ConnectNodes(/*tolerate_not_there=*/options_.check_only);
   if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
+  // Before anything is read: what another apply is writing is no state.
+  if (!options_.check_only) {
+    if (std::optional<ApplyResult> locked = LockState(); locked.has_value()) return *locked;
+  }
+  absl::Cleanup unlock = [this] { UnlockState(); };
   {
     // What an earlier Run found is not this one's.
     absl::MutexLock lock(&mu_);
@@ -735,6 +741,9 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
   // is the job's to report: the job is followed, and the record's failure
   // said only when the job itself succeeded.
   ApplyResult recorded = RecordPhase(phase);
+  // Launched and recorded: following the job changes nothing, and `stop`
+  // must be able to take the lock meanwhile.
+  UnlockState();
   if (options_.detach && recorded.exit_code != 0) return recorded;
   if (options_.detach) {
     ApplyResult result;

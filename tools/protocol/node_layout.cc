@@ -19,6 +19,10 @@ std::string BinPath(const NodeSpec& node, absl::string_view file) {
 
 std::string AgentPath(const NodeSpec& node) { return BinPath(node, kAgentFileName); }
 
+std::string StateLockPath(const NodeSpec& chief) {
+  return UnderWorkdir(chief, absl::StrCat(kStateDirName, "/apply.lock"));
+}
+
 std::string NodeStateDir(const NodeSpec& node) {
   return UnderWorkdir(node, absl::StrCat(kStateDirName, "/nodes/", node.name));
 }
