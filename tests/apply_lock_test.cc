@@ -146,6 +146,9 @@ TEST_F(ApplyLockTest, ForceUnlockRemovesTheLockOfAnotherHost) {
   EXPECT_THAT(refused.output, HasSubstr("alice@elsewhere.example, pid 4242"));
   ToolResult stop = RunTool({"tools/fleetplan-stop", spec_});
   EXPECT_EQ(stop.status, kExitLocked) << stop.output;
+  ToolResult stop_json = RunTool({"tools/fleetplan-stop", "--json", spec_});
+  EXPECT_EQ(stop_json.status, kExitLocked) << stop_json.output;
+  EXPECT_THAT(stop_json.output, HasSubstr("\"error\": \"spec 'locked'"));
 
   ToolResult unlocked = Apply({"--force-unlock"});
   EXPECT_EQ(unlocked.status, 0) << unlocked.output;

@@ -251,6 +251,13 @@ int RunStopCommand(const JobTarget& target) {
   // Not while an apply writes the records and starts the job.
   absl::StatusOr<std::unique_ptr<HeldSpecLock>> lock =
       LockSpec(spec, (*opened)->connections.open, target.lock_timeout);
+  if (!lock.ok() && target.json) {
+    nlohmann::json out = {{"stopped", false},
+                          {"nodes", nlohmann::json::array()},
+                          {"error", std::string(lock.status().message())}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return LockExitCode(lock.status());
+  }
   if (!lock.ok()) return Fail("stop", lock.status().message(), LockExitCode(lock.status()));
   // What each node said, in spec order.
   std::map<std::string, std::string> said;
