@@ -47,6 +47,12 @@ absl::StatusOr<int> ConnectionLockStore::RunScript(const std::string& script,
       command, [output](absl::string_view chunk) { absl::StrAppend(output, chunk); }, nullptr);
 }
 
+absl::Status ConnectionLockStore::ScriptFailed(absl::string_view what, int status,
+                                               absl::string_view output) const {
+  return absl::InternalError(
+      absl::StrCat("cannot ", what, " ", path_, " (status ", status, "): ", output));
+}
+
 absl::StatusOr<bool> ConnectionLockStore::CreateExclusive(absl::string_view content) {
   // The content goes to a file of this command's own ($$), then a hard
   // link names it: link(2) fails when the name exists, and a reader never
@@ -63,8 +69,7 @@ absl::StatusOr<bool> ConnectionLockStore::CreateExclusive(absl::string_view cont
   if (!status.ok()) return status.status();
   if (*status == 0) return true;
   if (*status == kExitExists) return false;
-  return absl::InternalError(
-      absl::StrCat("cannot create ", path_, " (status ", *status, "): ", output));
+  return ScriptFailed("create", *status, output);
 }
 
 absl::StatusOr<std::string> ConnectionLockStore::Read() {
@@ -76,10 +81,7 @@ absl::StatusOr<std::string> ConnectionLockStore::Read() {
       RunScript(absl::StrCat("[ -e ", lock, " ] || exit ", kExitMissing, "; cat ", lock), &output);
   if (!status.ok()) return status.status();
   if (*status == kExitMissing) return absl::NotFoundError(absl::StrCat(path_, ": no lock"));
-  if (*status != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot read ", path_, " (status ", *status, "): ", output));
-  }
+  if (*status != 0) return ScriptFailed("read", *status, output);
   return output;
 }
 
@@ -97,8 +99,7 @@ absl::StatusOr<bool> ConnectionLockStore::RemoveIf(absl::string_view expected) {
   if (!status.ok()) return status.status();
   if (*status == 0) return true;
   if (*status == kExitExists || *status == kExitBusy) return false;
-  return absl::InternalError(
-      absl::StrCat("cannot remove ", path_, " (status ", *status, "): ", output));
+  return ScriptFailed("remove", *status, output);
 }
 
 absl::Status ConnectionLockStore::Remove() {
@@ -108,10 +109,7 @@ absl::Status ConnectionLockStore::Remove() {
                    ShellQuote(absl::StrCat(path_, ".takeover")), " 2>/dev/null; true; }"),
       &output);
   if (!status.ok()) return status.status();
-  if (*status != 0) {
-    return absl::InternalError(
-        absl::StrCat("cannot remove ", path_, " (status ", *status, "): ", output));
-  }
+  if (*status != 0) return ScriptFailed("remove", *status, output);
   return absl::OkStatus();
 }
 

@@ -54,6 +54,8 @@ class ConnectionLockStore : public LockStore {
  private:
   // Runs `script`; its exit status, its output in `*output`.
   absl::StatusOr<int> RunScript(const std::string& script, std::string* output);
+  // Internal: "cannot <what> <path> (status N): <output>".
+  absl::Status ScriptFailed(absl::string_view what, int status, absl::string_view output) const;
   Connection& connection_;
   std::string path_;
 };
