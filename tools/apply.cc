@@ -31,6 +31,14 @@ ABSL_FLAG(absl::Duration, step_timeout, absl::Minutes(10),
 ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
 ABSL_FLAG(bool, destroy, false,
           "Remove what apply created for each node (e.g. docker containers) and exit.");
+ABSL_FLAG(absl::Duration, lock_timeout, absl::ZeroDuration(),
+          "When another apply, stop or destroy of the spec holds its lock (the chief's "
+          ".fleetplan/apply.lock), wait this long for it (e.g. 30s, 5m) before giving up "
+          "with exit code 73; 0: give up at once.");
+ABSL_FLAG(bool, force_unlock, false,
+          "Remove the spec's lock, whoever holds it, say whose it was, and exit. For a lock "
+          "left by an apply that ended without releasing it on another machine (one on "
+          "this machine whose process is gone is taken over by itself).");
 ABSL_FLAG(std::string, workspace, "",
           "The Bazel workspace to build in (default: the one `bazel run` names, "
           "else the current directory).");
@@ -44,7 +52,8 @@ int main(int argc, char** argv) {
       "usage: apply [flags] SPEC.toml | PLAN.json\n"
       "Ctrl-C stops the job on every node; a lost connection leaves it running.\n"
       "exit codes: 0 done, 1 apply failed (or the failing rank's status), "
-      "2 bad input or stale plan, 75 detached (connection lost; the job goes on), "
+      "2 bad input or stale plan, 73 the spec is locked by another apply, stop or destroy "
+      "(the message names who holds it), 75 detached (connection lost; the job goes on), "
       "130 interrupted or stopped");
   absl::StatusOr<std::vector<std::string>> positional =
       fleetplan::ParseMainFlags(argc, argv, __FILE__);
@@ -62,6 +71,8 @@ int main(int argc, char** argv) {
   command.json = absl::GetFlag(FLAGS_json);
   command.color = absl::GetFlag(FLAGS_color);
   command.destroy = absl::GetFlag(FLAGS_destroy);
+  command.force_unlock = absl::GetFlag(FLAGS_force_unlock);
+  command.options.lock_timeout = absl::GetFlag(FLAGS_lock_timeout);
   command.workspace = absl::GetFlag(FLAGS_workspace);
   command.agent = absl::GetFlag(FLAGS_agent);
   command.options.parallelism = absl::GetFlag(FLAGS_parallelism);

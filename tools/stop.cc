@@ -11,6 +11,9 @@
 ABSL_FLAG(bool, json, false,
           "Print one JSON object: stopped (true or false), nodes (each with what its agent said), error.");
 ABSL_FLAG(int, connect_timeout, 10, "Seconds to wait for a node to answer.");
+ABSL_FLAG(absl::Duration, lock_timeout, absl::ZeroDuration(),
+          "When an apply or destroy of the spec holds its lock, wait this long for it "
+          "(e.g. 30s) before giving up with exit code 73; 0: give up at once.");
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
@@ -19,7 +22,7 @@ int main(int argc, char** argv) {
       "left.\n"
       "usage: stop [--json] [--connect-timeout=S] SPEC.toml\n"
       "exit codes: 0 nothing of the job runs any more, 1 a node could not be stopped or "
-      "reached, 2 bad input");
+      "reached, 2 bad input, 73 the spec is locked by an apply or destroy (named)");
   absl::StatusOr<fleetplan::JobTarget> target =
       fleetplan::JobTargetFromCommandLine(argc, argv, __FILE__);
   if (!target.ok()) {
@@ -28,5 +31,6 @@ int main(int argc, char** argv) {
   }
   target->transport.connect_timeout_s = absl::GetFlag(FLAGS_connect_timeout);
   target->json = absl::GetFlag(FLAGS_json);
+  target->lock_timeout = absl::GetFlag(FLAGS_lock_timeout);
   return fleetplan::RunStopCommand(*target);
 }

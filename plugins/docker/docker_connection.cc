@@ -8,9 +8,9 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
+#include "plugins/common/tar_stream.h"
 #include "plugins/docker/exec_stream.h"
-#include "plugins/docker/tar_stream.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 
@@ -179,10 +179,7 @@ absl::Status DockerConnection::WriteFile(const std::string& path,
         "write on node ", container_, ": need an absolute file path, got '",
         path, "'"));
   }
-  size_t slash = path.rfind('/');
-  std::string temp = absl::StrCat(path.substr(0, slash + 1), ".",
-                                  path.substr(slash + 1), ".fleetplan-",
-                                  NewToken());
+  std::string temp = HiddenBeside(path, absl::StrCat(".fleetplan-", NewToken()));
   FP_ASSIGN_OR_RETURN(std::string tar,
                       TarOfOneFile(temp.substr(1), content, mode));
   FP_RETURN_IF_ERROR(client_->PutArchive(container_, "/", tar));

@@ -4,8 +4,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "plugins/docker/tar_stream.h"
-#include "plugins/relative_path.h"
+#include "plugins/common/tar_stream.h"
+#include "tools/util/path_policy.h"
 #include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/slurm_commands.h"
@@ -133,7 +133,7 @@ absl::Status SlurmConnection::WriteFile(const std::string& path, absl::string_vi
 absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_view content,
                                        uint32_t mode) {
   FP_ASSIGN_OR_RETURN(TempInput input, TempInput::Of(content));
-  std::string dir = path.substr(0, path.rfind('/'));
+  std::string dir = Dirname(path);
   std::string tmp = absl::StrCat(path, ".fleetplan-tmp");
   char octal[8];
   std::snprintf(octal, sizeof(octal), "%o", mode & 07777);
@@ -142,7 +142,7 @@ absl::Status SlurmConnection::WriteNow(const std::string& path, absl::string_vie
       int status,
       // umask first: the file is never readable by others, not even
       // between cat creating it and chmod setting its mode.
-      RunWithInput(absl::StrCat("umask 077 && mkdir -p ", ShellQuote(dir.empty() ? "/" : dir),
+      RunWithInput(absl::StrCat("umask 077 && mkdir -p ", ShellQuote(dir),
                                 " && cat >",
                                 ShellQuote(tmp), " && chmod ", octal, " ", ShellQuote(tmp),
                                 " && mv -f ", ShellQuote(tmp), " ", ShellQuote(path)),

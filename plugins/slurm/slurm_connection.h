@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "plugins/local/local_transport.h"
+#include "plugins/common/local_connection.h"
 #include "plugins/slurm/state_snapshot.h"
 #include "plugins/transport.h"
 

@@ -13,6 +13,7 @@
 #include "absl/strings/str_cat.h"
 #include "plugins/ssh/sftp_wire.h"
 #include "plugins/ssh/upload_window.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -42,10 +43,7 @@ constexpr size_t kReadsAhead = 8;
 // A name beside `path` that no other writer uses.
 std::string TempPathFor(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
-  size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
-  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
-  return absl::StrCat(dir, ".", base, ".fp-tmp.", getpid(), ".", counter++);
+  return HiddenBeside(path, absl::StrCat(".fp-tmp.", getpid(), ".", counter++));
 }
 
 // A file of this machine, read in chunks as it is uploaded.

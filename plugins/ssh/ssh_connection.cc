@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "plugins/ssh/remote_command.h"
 #include "plugins/ssh/remote_paths.h"
 #include "tools/util/status_macros.h"

@@ -17,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "tools/agent/sync_checks.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"

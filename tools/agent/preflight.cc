@@ -33,6 +33,7 @@
 #include "tools/process/subprocess.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/digest.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -69,8 +70,7 @@ uint64_t HeldBytes(const std::string& manifest_path) {
 std::string NearestExisting(std::string path) {
   struct stat st;
   while (stat(path.c_str(), &st) != 0 && path != "/") {
-    size_t slash = path.rfind('/');
-    path = slash == 0 || slash == std::string::npos ? "/" : path.substr(0, slash);
+    path = Dirname(path);
   }
   return path;
 }

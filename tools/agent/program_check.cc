@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/process/exec_args.h"
 #include "tools/process/subprocess.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -16,9 +17,7 @@ namespace {
 constexpr absl::Duration kVersionTimeout = absl::Seconds(20);
 
 bool LooksLikePython(const std::string& file) {
-  absl::string_view name = file;
-  name = name.substr(name.rfind('/') + 1);
-  return absl::StartsWith(name, "python");
+  return absl::StartsWith(Basename(file), "python");
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "tools/agent/sockets.h"
 #include "tools/secure/tls_channel.h"
 #include "tools/process/files.h"
+#include "tools/util/path_policy.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/tree_check.h"
 #include "tools/util/digest.h"
@@ -329,7 +330,7 @@ class Receiver {
   // Removes what the manifest no longer lists, records it, checks the tree.
   absl::Status Finish() {
     for (const std::string& path : diff_.to_remove) {
-      if (!SafeRelativePath(path)) continue;
+      if (!CheckStaysUnderRoot("the workdir", path).ok()) continue;
       std::string target = absl::StrCat(options_.root, "/", path);
       if (unlink(target.c_str()) != 0 && errno != ENOENT) {
         return FileError(absl::StrCat("removing ", target));
@@ -394,9 +395,9 @@ class Receiver {
     absl::StatusOr<Manifest> manifest = ParseManifest(text);
     if (!manifest.ok()) return manifest.status();
     for (const ManifestEntry& entry : manifest->entries) {
-      if (!SafeRelativePath(entry.path)) {
+      if (absl::Status safe = CheckStaysUnderRoot("the workdir", entry.path); !safe.ok()) {
         return absl::InvalidArgumentError(
-            absl::StrCat("unsafe path in the manifest: ", entry.path));
+            absl::StrCat("unsafe path in the manifest: ", safe.message()));
       }
     }
     Manifest recorded =

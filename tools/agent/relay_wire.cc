@@ -56,12 +56,4 @@ absl::StatusOr<std::vector<size_t>> ParseWantedEntries(absl::string_view line, s
   return wanted;
 }
 
-bool SafeRelativePath(absl::string_view path) {
-  if (path.empty() || path.front() == '/') return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part.empty() || part == "." || part == "..") return false;
-  }
-  return true;
-}
-
 }  // namespace fleetplan

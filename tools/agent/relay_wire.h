@@ -40,9 +40,6 @@ absl::StatusOr<size_t> ParseManifestSize(absl::string_view line);
 // the first word that is not one.
 absl::StatusOr<std::vector<size_t>> ParseWantedEntries(absl::string_view line, size_t entries);
 
-// A path from the manifest that stays under the root.
-bool SafeRelativePath(absl::string_view path);
-
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_AGENT_RELAY_WIRE_H_

@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/status/status.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -27,6 +28,7 @@
 #include "tools/sync/sync_tree.h"
 #include "tools/plan/forecast.h"
 #include "tools/util/digest.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/timed_cancel.h"
 
@@ -61,6 +63,11 @@ ApplyResult Executor::Run() {
   // `plan --check` skips what is not there yet; apply needs every node.
   absl::Status opened = ConnectNodes(/*tolerate_not_there=*/options_.check_only);
   if (!opened.ok()) return {kExitApplyFailed, std::string(opened.message())};
+  // Before anything is read: what another apply is writing is no state.
+  if (!options_.check_only) {
+    if (std::optional<ApplyResult> locked = LockState(); locked.has_value()) return *locked;
+  }
+  absl::Cleanup unlock = [this] { UnlockState(); };
   {
     // What an earlier Run found is not this one's.
     absl::MutexLock lock(&mu_);
@@ -361,7 +368,7 @@ std::string Executor::RecordCommand(const Step& step, const std::string& hash) c
   if (hash.empty() || options_.check_only) return "";
   std::string path = StepRecordPath(*FindNode(step.node), PhaseName(step.phase));
   std::string temporary = absl::StrCat(path, ".tmp");
-  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(path.substr(0, path.rfind('/'))),
+  return absl::StrCat("umask 077 && mkdir -p ", ShellQuote(Dirname(path)),
                       " && printf '%s\\n' ", ShellQuote(hash), " >", ShellQuote(temporary),
                       " && mv -f ", ShellQuote(temporary), " ", ShellQuote(path));
 }
@@ -734,6 +741,9 @@ ApplyResult Executor::RunLaunch(const Phase& phase) {
   // is the job's to report: the job is followed, and the record's failure
   // said only when the job itself succeeded.
   ApplyResult recorded = RecordPhase(phase);
+  // Launched and recorded: following the job changes nothing, and `stop`
+  // must be able to take the lock meanwhile.
+  UnlockState();
   if (options_.detach && recorded.exit_code != 0) return recorded;
   if (options_.detach) {
     ApplyResult result;

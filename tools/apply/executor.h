@@ -31,6 +31,7 @@
 #include "tools/apply/job_key_delivery.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/apply/progress.h"
+#include "tools/apply/state_lock.h"
 #include "tools/plan/forecast.h"
 #include "tools/plan/plan.h"
 #include "tools/protocol/job_state.h"
@@ -71,11 +72,21 @@ struct ApplyOptions {
   // so a changed value writes the file again and relaunches.
   EnvList secret_values;
   std::string secrets_digest;
+  // Hold the chief's .fleetplan/apply.lock (state_lock.h) from the moment
+  // the nodes are connected until the job is launched (or Run returns):
+  // waiting up to `lock_timeout` for another apply, stop or destroy of the
+  // spec. Following the job changes nothing, so it holds no lock.
+  bool lock_state = false;
+  absl::Duration lock_timeout = absl::ZeroDuration();
+  // Told what the lock waits for, or whose stale lock it took over.
+  std::function<void(absl::string_view)> on_lock_message;
 };
 
 // Exit codes of apply besides a job's own status.
 inline constexpr int kExitApplyFailed = 1;
 inline constexpr int kExitInterrupted = 130;
+// Another apply, stop or destroy of the spec holds its lock.
+inline constexpr int kExitLocked = 73;
 
 struct ApplyResult {
   // 0; kExitApplyFailed when a step failed; the failing rank's exit status
@@ -157,6 +168,11 @@ class Executor {
   // reported skipped, with why.
   void SkipChecksOf(const Step& step) ABSL_LOCKS_EXCLUDED(mu_);
 
+  // Takes the chief's lock (options_.lock_state): nullopt when held, else
+  // the result that ends Run (kExitLocked naming the holder).
+  std::optional<ApplyResult> LockState();
+  // Gives it back (a failure to is told to on_lock_message).
+  void UnlockState();
   ApplyResult RunPhase(const Phase& phase);
   ApplyResult RunPreflight(const Phase& phase);
   ApplyResult RunLaunch(const Phase& phase);
@@ -308,6 +324,9 @@ class Executor {
   // apply writes them while it runs.
   std::map<std::string, std::map<std::string, std::string>> step_records_ ABSL_GUARDED_BY(mu_);
   std::string run_id_;      // of the job this apply launches
+  // The chief's lock while Run holds it (options_.lock_state).
+  std::unique_ptr<ConnectionLockStore> lock_store_;
+  std::unique_ptr<StateLock> state_lock_;
   // The chief's job as Run found it, when it had ended (CheckRunningJob).
   std::optional<NodeJobState> ended_job_;
 };

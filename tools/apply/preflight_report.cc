@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "tools/util/ansi_style.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -48,8 +49,7 @@ Identity LibtorchIdentity(absl::string_view fact) {
   std::vector<std::string> parts = absl::StrSplit(fact, absl::MaxSplits(' ', 2));
   parts.resize(3);
   std::string version;
-  absl::string_view name = parts[2];
-  name = name.substr(name.rfind('/') + 1);
+  std::string name = Basename(parts[2]);
   constexpr absl::string_view kStem = "libtorch_cpu.so.";
   if (absl::StartsWith(name, kStem) && name.size() > kStem.size()) {
     version = absl::StrCat("LibTorch ", name.substr(kStem.size()), ", ");

@@ -18,6 +18,7 @@
 #include "tools/cli/saved_plan.h"
 #include "tools/cli/secret_sources.h"
 #include "tools/cli/signals.h"
+#include "tools/cli/spec_lock.h"
 #include "tools/plan/compile.h"
 #include "tools/plan/render.h"
 #include "tools/process/files.h"
@@ -77,12 +78,21 @@ absl::Status ReadSecrets(const ClusterSpec& spec, ApplyOptions* options) {
 
 // Stops the job on the nodes that can be reached (nothing of it may outlive
 // what holds it), then undoes what apply created for each node.
-int Destroy(const ClusterSpec& spec, const TransportOptions& options) {
+int Destroy(const ClusterSpec& spec, const TransportOptions& options,
+            absl::Duration lock_timeout) {
   int code = 0;
   TransportOptions reach = options;
   reach.read_only = true;  // start or create nothing just to stop it
   absl::StatusOr<NodeConnections> connections =
       ConnectNodes(spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
+  std::unique_ptr<HeldSpecLock> lock;
+  if (connections.ok()) {
+    absl::StatusOr<std::unique_ptr<HeldSpecLock>> locked =
+        LockSpec(spec, connections->open, lock_timeout);
+    if (!locked.ok()) return Fail("apply --destroy", locked.status().message(),
+                                  LockExitCode(locked.status()));
+    lock = std::move(*locked);
+  }
   if (connections.ok() && !connections->open.empty()) {
     if (absl::Status stopped = JobControl(spec, connections->open).Stop(); !stopped.ok()) {
       std::fprintf(stderr, "destroy: cannot stop the job: %s\n",
@@ -110,6 +120,9 @@ int Destroy(const ClusterSpec& spec, const TransportOptions& options) {
 absl::StatusOr<ApplyOptions> CheckedOptions(ApplyOptions options) {
   if (options.parallelism < 1) {
     return absl::InvalidArgumentError("--parallelism must be at least 1");
+  }
+  if (options.lock_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--lock-timeout must not be negative");
   }
   if (options.step_timeout < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--step-timeout must not be negative");
@@ -229,14 +242,18 @@ int RunApplyCommand(ApplyCommand command) {
   absl::StatusOr<ApplyOptions> checked = CheckedOptions(command.options);
   if (!checked.ok()) return Fail("apply", checked.status().message(), kExitBadInput);
   command.options = *checked;
-  // --destroy obtains nothing: it finds what an earlier apply obtained.
+  // --destroy and --force-unlock obtain nothing: they find what an
+  // earlier apply obtained.
   TransportOptions resolve = command.options.transport;
-  resolve.read_only = resolve.read_only || command.destroy;
+  resolve.read_only = resolve.read_only || command.destroy || command.force_unlock;
   absl::StatusOr<Prepared> prepared = PrepareTarget(command.target, resolve);
   if (!prepared.ok()) {
     return Fail("apply", prepared.status().message(), PrepareExitCode(prepared.status()));
   }
-  if (command.destroy) return Destroy(prepared->spec, command.options.transport);
+  if (command.force_unlock) return ForceUnlockSpec(prepared->spec, command.options.transport);
+  if (command.destroy) {
+    return Destroy(prepared->spec, command.options.transport, command.options.lock_timeout);
+  }
   // Every secret has a value here before any node is connected to.
   if (absl::Status read = ReadSecrets(prepared->spec, &command.options); !read.ok()) {
     ReleaseSpec(prepared->spec).IgnoreError();
@@ -261,6 +278,10 @@ int RunApplyCommand(ApplyCommand command) {
                                                    : ReportStyle::kPlain;
   std::unique_ptr<ProgressReporter> reporter =
       MakeReporter(style, stdout, *color && !command.json, nodes);
+  command.options.lock_state = true;
+  command.options.on_lock_message = [](absl::string_view message) {
+    std::fprintf(stderr, "apply: %.*s\n", static_cast<int>(message.size()), message.data());
+  };
   Executor executor(prepared->spec, prepared->plan, prepared->source, command.options,
                     *reporter);
   OnInterrupt([&executor] { executor.Interrupt(); });

@@ -3,7 +3,8 @@
 
 // The plan and apply commands, given their parsed options; each returns
 // the process's exit code (0 ok, 1 apply failed or the job's status, 2 bad
-// input, 130 interrupted) and prints to stdout/stderr.
+// input, 73 another apply, stop or destroy of the spec holds its lock, 130
+// interrupted) and prints to stdout/stderr.
 
 #include <string>
 
@@ -35,6 +36,8 @@ struct ApplyCommand {
   bool json = false;
   std::string color = "auto";
   bool destroy = false;
+  // Remove the spec's lock (whoever holds it), say whose it was, and exit.
+  bool force_unlock = false;
   std::string workspace;  // --workspace
   std::string agent;      // --agent
   std::string argv0;

@@ -17,6 +17,7 @@
 #include "tools/apply/executor.h"
 #include "tools/apply/job_control.h"
 #include "tools/cli/signals.h"
+#include "tools/cli/spec_lock.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/rank_error.h"
 #include "tools/util/flags.h"
@@ -263,6 +264,17 @@ int RunStopCommand(const JobTarget& target) {
   absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
   if (!opened.ok()) return FailWith("stop", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
+  // Not while an apply writes the records and starts the job.
+  absl::StatusOr<std::unique_ptr<HeldSpecLock>> lock =
+      LockSpec(spec, (*opened)->connections.open, target.lock_timeout);
+  if (!lock.ok() && target.json) {
+    nlohmann::json out = {{"stopped", false},
+                          {"nodes", nlohmann::json::array()},
+                          {"error", std::string(lock.status().message())}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return LockExitCode(lock.status());
+  }
+  if (!lock.ok()) return Fail("stop", lock.status().message(), LockExitCode(lock.status()));
   // What each node said, in spec order.
   std::map<std::string, std::string> said;
   for (const auto& [node, why] : (*opened)->connections.not_there) {

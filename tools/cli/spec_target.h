@@ -11,6 +11,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "plugins/transport.h"
 #include "tools/apply/connect_nodes.h"
 #include "tools/spec/cluster_spec.h"
@@ -23,6 +24,8 @@ struct JobTarget {
   bool json = false;
   std::string color = "auto";
   TransportOptions transport;
+  // stop: how long to wait for the spec's lock (tools/apply/state_lock.h).
+  absl::Duration lock_timeout = absl::ZeroDuration();
 };
 
 // The shared front of the job commands' mains: parses the flags (those

@@ -10,16 +10,10 @@
 #include <functional>
 
 #include "absl/strings/str_cat.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
-
-std::string Dirname(const std::string& path) {
-  size_t slash = path.rfind('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
 
 namespace {
 

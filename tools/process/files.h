@@ -17,9 +17,6 @@ namespace fleetplan {
 // Creates `path` and its missing parents (mode 0755). Errors name the path.
 absl::Status MakeDirs(const std::string& path);
 
-// The folder `path` is in: "a/b" → "a", "/b" → "/", "b" → ".".
-std::string Dirname(const std::string& path);
-
 // Reads a whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 

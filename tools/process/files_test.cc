@@ -39,12 +39,6 @@ TEST(FilesTest, WriteFileAtomicCreatesParentsSetsModeAndReplaces) {
   EXPECT_NE(access((path + ".tmp").c_str(), F_OK), 0);
 }
 
-TEST(FilesTest, DirnameIsTheFolderAPathIsIn) {
-  EXPECT_EQ(Dirname("/w/a/b.txt"), "/w/a");
-  EXPECT_EQ(Dirname("/b"), "/");
-  EXPECT_EQ(Dirname("b"), ".");
-}
-
 TEST(FilesTest, ReadMissingFileIsNotFound) {
   EXPECT_THAT(ReadFileToString(TempDir() + "/missing"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing")));

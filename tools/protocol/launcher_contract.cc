@@ -7,6 +7,7 @@
 #include "absl/strings/strip.h"
 #include "absl/strings/str_cat.h"
 #include "tools/protocol/job_state.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -38,7 +39,8 @@ bool IsTorchFamily(Launcher launcher) {
 // python, python3, python3.11: the interpreters whose first operand is the
 // script a launcher's argument follows.
 bool IsPython(absl::string_view path) {
-  absl::string_view base = path.substr(path.rfind('/') + 1);
+  std::string name = Basename(path);
+  absl::string_view base = name;
   if (!absl::ConsumePrefix(&base, "python")) return false;
   return std::all_of(base.begin(), base.end(),
                      [](char c) { return (c >= '0' && c <= '9') || c == '.'; });

@@ -1,7 +1,7 @@
 #include "tools/protocol/node_layout.h"
 
 #include "absl/strings/str_cat.h"
-#include "tools/util/path_under.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 
@@ -18,6 +18,10 @@ std::string BinPath(const NodeSpec& node, absl::string_view file) {
 }
 
 std::string AgentPath(const NodeSpec& node) { return BinPath(node, kAgentFileName); }
+
+std::string StateLockPath(const NodeSpec& chief) {
+  return UnderWorkdir(chief, absl::StrCat(kStateDirName, "/apply.lock"));
+}
 
 std::string NodeStateDir(const NodeSpec& node) {
   return UnderWorkdir(node, absl::StrCat(kStateDirName, "/nodes/", node.name));

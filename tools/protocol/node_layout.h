@@ -49,6 +49,10 @@ std::string BinPath(const NodeSpec& node, absl::string_view file);
 // <workdir>/.fleetplan/bin/fleetplan-agent: the launch agent, synced there.
 std::string AgentPath(const NodeSpec& node);
 
+// <workdir>/.fleetplan/apply.lock, on the chief: who applies the spec now
+// (tools/protocol/state_lock_record.h).
+std::string StateLockPath(const NodeSpec& chief);
+
 // <workdir>/.fleetplan/nodes/<name>: what apply keeps on the node about it.
 std::string NodeStateDir(const NodeSpec& node);
 

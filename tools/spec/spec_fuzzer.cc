@@ -19,6 +19,7 @@
 #include "tools/spec/spec_errors.h"
 #include "tools/spec/spec_parser.h"
 #include "tools/spec/validators.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {

@@ -26,6 +26,7 @@
 #include "tools/spec/toml_reader.h"
 #include "tools/spec/validators.h"
 #include "tools/util/did_you_mean.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -74,32 +75,11 @@ std::vector<std::string> RootKeys(const SettingsTables& tables) {
   return keys;
 }
 
-// Lexically normalises an absolute path: no ".", "..", or repeated "/".
-std::string NormalizePath(absl::string_view path) {
-  std::vector<absl::string_view> parts;
-  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
-    if (part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-      continue;
-    }
-    parts.push_back(part);
-  }
-  return absl::StrCat("/", absl::StrJoin(parts, "/"));
-}
-
-std::string Dirname(absl::string_view path) {
-  size_t slash = path.rfind('/');
-  if (slash == absl::string_view::npos || slash == 0) return "/";
-  return std::string(path.substr(0, slash));
-}
-
 std::string Stem(absl::string_view path) {
-  size_t slash = path.rfind('/');
-  absl::string_view base = slash == absl::string_view::npos ? path : path.substr(slash + 1);
+  std::string base = Basename(path);
   size_t dot = base.rfind('.');
-  if (dot != absl::string_view::npos && dot > 0) base = base.substr(0, dot);
-  return std::string(base);
+  if (dot != std::string::npos && dot > 0) base.resize(dot);
+  return base;
 }
 
 // A node-level value and where the spec set it, so errors point at the
@@ -419,7 +399,7 @@ void SpecReader::ReadSync(const toml::node& sync, ClusterSpec* spec) {
   if (const toml::node* node = table->get("source")) {
     source = reader_.String(*node, "sync.source").value_or(".");
   }
-  spec->sync.source = NormalizePath(
+  spec->sync.source = NormalizeAbsolutePath(
       absl::StartsWith(source, "/") ? source : absl::StrCat(Dirname(path_), "/", source));
   if (const toml::node* node = table->get("exclude")) {
     spec->sync.exclude =
@@ -821,7 +801,7 @@ absl::StatusOr<ClusterSpec> LoadSpecFile(const std::string& path) {
     }
     absolute = absl::StrCat(cwd, "/", path);
   }
-  absolute = NormalizePath(absolute);
+  absolute = NormalizeAbsolutePath(absolute);
   // An ifstream opens a directory and reads it as empty, which would be
   // reported as a spec without nodes.
   struct stat info;

@@ -79,14 +79,6 @@ bool IsLowercaseIdentifier(absl::string_view name) {
   return FullMatch(name, kName);
 }
 
-bool IsCleanAbsolutePath(absl::string_view path) {
-  if (path.empty() || path.front() != '/') return false;
-  for (absl::string_view part : absl::StrSplit(path, '/')) {
-    if (part == "." || part == "..") return false;
-  }
-  return true;
-}
-
 size_t FindControlCharacter(absl::string_view text, bool allow_tab_newline) {
   for (size_t i = 0; i < text.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(text[i]);

@@ -29,9 +29,6 @@ bool IsValidIfnameSpec(absl::string_view value);
 // A lowercase identifier, as transport names are.
 bool IsLowercaseIdentifier(absl::string_view name);
 
-// An absolute path with no "." or ".." components.
-bool IsCleanAbsolutePath(absl::string_view path);
-
 // The offset of the first control character in `text` (U+0000 to U+001F, or
 // DEL) other than tab and newline when `allow_tab_newline`, or npos.
 size_t FindControlCharacter(absl::string_view text, bool allow_tab_newline);

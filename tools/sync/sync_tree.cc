@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 #include "tools/util/timed_cancel.h"
@@ -74,19 +75,6 @@ absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
   absl::Status forgotten = connection.WriteFile(manifest_path, "", 0600);
   if (!forgotten.ok()) absl::StrAppend(&message, " (and ", forgotten.message(), ")");
   return absl::Status(code, message);
-}
-
-std::string NormalizePath(const std::string& path) {
-  std::vector<std::string> parts;
-  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
-    if (part == ".") continue;
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-      continue;
-    }
-    parts.emplace_back(part);
-  }
-  return absl::StrCat("/", absl::StrJoin(parts, "/"));
 }
 
 // True when `inner` is `outer` or lies under it.
@@ -174,8 +162,8 @@ absl::StatusOr<ManifestDiff> DiffWithRecorded(Connection& connection, const Mani
 
 absl::Status CheckSyncTarget(const std::string& source,
                              const std::string& destination) {
-  std::string from = NormalizePath(source);
-  std::string to = NormalizePath(destination);
+  std::string from = NormalizeAbsolutePath(source);
+  std::string to = NormalizeAbsolutePath(destination);
   if (Contains(from, to) || Contains(to, from)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "cannot sync ", source, " to ", destination,

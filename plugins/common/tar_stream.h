@@ -1,8 +1,9 @@
-#ifndef FLEETPLAN_PLUGINS_DOCKER_TAR_STREAM_H_
-#define FLEETPLAN_PLUGINS_DOCKER_TAR_STREAM_H_
+#ifndef FLEETPLAN_PLUGINS_COMMON_TAR_STREAM_H_
+#define FLEETPLAN_PLUGINS_COMMON_TAR_STREAM_H_
 
 // Tar streams (libarchive, POSIX ustar/pax) for the Engine API's archive
-// endpoints: PUT takes a tar to extract, GET returns one.
+// endpoints (PUT takes a tar to extract, GET returns one) and for the files
+// the slurm transport sends over a job step's stdin.
 
 #include <cstdint>
 #include <string>
@@ -32,4 +33,4 @@ absl::StatusOr<std::string> FirstFileOfTar(absl::string_view tar);
 
 }  // namespace fleetplan
 
-#endif  // FLEETPLAN_PLUGINS_DOCKER_TAR_STREAM_H_
+#endif  // FLEETPLAN_PLUGINS_COMMON_TAR_STREAM_H_

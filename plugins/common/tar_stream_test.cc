@@ -1,4 +1,4 @@
-#include "plugins/docker/tar_stream.h"
+#include "plugins/common/tar_stream.h"
 
 #include <archive.h>
 #include <archive_entry.h>

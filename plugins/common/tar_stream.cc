@@ -1,4 +1,4 @@
-#include "plugins/docker/tar_stream.h"
+#include "plugins/common/tar_stream.h"
 
 #include <archive.h>
 #include <archive_entry.h>
@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "plugins/relative_path.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
