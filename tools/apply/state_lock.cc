@@ -24,6 +24,7 @@ constexpr absl::Duration kPollInterval = absl::Milliseconds(500);
 constexpr int kExitExists = 3;  // a lock is there / holds something else
 constexpr int kExitMissing = 4;  // there is no lock
 constexpr int kExitBusy = 5;    // another caller is comparing and removing
+constexpr int kExitNoFolder = 6;  // the lock's folder cannot be made
 
 std::string UserName() {
   if (struct passwd* entry = getpwuid(getuid()); entry != nullptr) return entry->pw_name;
@@ -60,7 +61,8 @@ absl::StatusOr<bool> ConnectionLockStore::CreateExclusive(absl::string_view cont
   std::string lock = ShellQuote(path_);
   std::string temporary = absl::StrCat(ShellQuote(HiddenBeside(path_, ".")), "$$");
   std::string script = absl::StrCat(
-      "umask 077 && mkdir -p ", ShellQuote(Dirname(path_)), " && t=", temporary,
+      "umask 077; mkdir -p ", ShellQuote(Dirname(path_)), " 2>&1 || exit ", kExitNoFolder,
+      "; t=", temporary,
       " && printf '%s' ", ShellQuote(content), " >\"$t\" && if ln \"$t\" ", lock,
       " 2>/dev/null; then rm -f \"$t\"; else rm -f \"$t\"; [ -e ", lock, " ] && exit ",
       kExitExists, "; exit 1; fi");
@@ -69,6 +71,10 @@ absl::StatusOr<bool> ConnectionLockStore::CreateExclusive(absl::string_view cont
   if (!status.ok()) return status.status();
   if (*status == 0) return true;
   if (*status == kExitExists) return false;
+  if (*status == kExitNoFolder) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot make the folder of ", path_, ": ", output));
+  }
   return ScriptFailed("create", *status, output);
 }
 

@@ -27,6 +27,8 @@ class LockStore {
   virtual ~LockStore() = default;
   // Creates the lock with `content` in one step, unless one exists: true
   // when this call created it, false when a lock was there.
+  // FailedPrecondition when the lock's folder cannot be made (an
+  // unwritable workdir): there is then nothing there to race for.
   virtual absl::StatusOr<bool> CreateExclusive(absl::string_view content) = 0;
   // The lock's content; NotFound when there is none.
   virtual absl::StatusOr<std::string> Read() = 0;
