@@ -1,6 +1,5 @@
 // The executor's hold on the chief's apply.lock (state_lock.h).
 
-#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "tools/apply/executor.h"
@@ -26,10 +25,6 @@ std::optional<ApplyResult> Executor::LockState() {
   if (locked.ok()) return std::nullopt;
   state_lock_.reset();
   lock_store_.reset();
-  // The chief's state folder cannot be made (an unwritable workdir): no
-  // other apply can write there either, and the sync's workdir check
-  // says what is wrong and how to fix it, better than the lock could.
-  if (absl::IsFailedPrecondition(locked)) return std::nullopt;
   ApplyResult result;
   result.exit_code = absl::IsAborted(locked)     ? kExitLocked
                      : absl::IsCancelled(locked) ? kExitInterrupted

@@ -189,6 +189,7 @@ absl::Status StateLock::Acquire(absl::Duration timeout) {
   // bound keeps a zero timeout from spinning forever on a vanishing lock.
   for (int tries = 0;; ++tries) {
     absl::StatusOr<std::optional<std::string>> held_by = TryOnce();
+    if (absl::IsFailedPrecondition(held_by.status())) return absl::OkStatus();
     if (!held_by.ok()) {
       return absl::Status(held_by.status().code(),
                           absl::StrCat("cannot lock ", what_, ": ", held_by.status().message()));

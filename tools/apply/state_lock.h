@@ -94,7 +94,10 @@ class StateLock {
 
   // Takes the lock, waiting up to `timeout` (zero: one try). Aborted naming
   // the holder and the ways out when it stays held; Cancelled when the
-  // wait is interrupted; other errors from the store.
+  // wait is interrupted; other errors from the store. OK without holding
+  // it (held() false) when the store cannot make the lock's folder (an
+  // unwritable workdir): nothing can be raced for there, and the step
+  // that writes there says what is wrong better than the lock could.
   absl::Status Acquire(absl::Duration timeout);
 
   // Gives the lock back if this holds it (and it is still this one's).

@@ -24,6 +24,7 @@ class FakeStore : public LockStore {
  public:
   absl::StatusOr<bool> CreateExclusive(absl::string_view content) override {
     if (on_create) on_create();
+    if (no_folder) return absl::FailedPreconditionError("cannot make the folder");
     if (content_.has_value()) return false;
     content_ = std::string(content);
     return true;
@@ -43,6 +44,7 @@ class FakeStore : public LockStore {
   }
   std::optional<std::string> content_;
   std::function<void()> on_create;
+  bool no_folder = false;  // the lock's folder cannot be made
 };
 
 StateLockHolder Holder(const std::string& host, int pid) {
@@ -90,6 +92,20 @@ TEST(StateLockTest, TakesAFreeLockAndGivesItBack) {
     ASSERT_THAT(lock.Acquire(absl::ZeroDuration()), IsOk());
   }
   // Released when it goes out of scope.
+  EXPECT_FALSE(store.content_.has_value());
+}
+
+// An unwritable workdir: nothing there to race for, so no lock is held
+// and none is waited for; giving it back removes nothing.
+TEST(StateLockTest, WhereNoLockCanBeMadeNoneIsHeldOrWaitedFor) {
+  FakeStore store;
+  store.no_folder = true;
+  FakeWorld world;
+  StateLock lock(store, Holder("here", 10), world.Env(), "spec 'x'");
+  ASSERT_THAT(lock.Acquire(absl::Seconds(30)), IsOk());
+  EXPECT_FALSE(lock.held());
+  EXPECT_EQ(world.sleeps, 0);
+  EXPECT_THAT(lock.Release(), IsOk());
   EXPECT_FALSE(store.content_.has_value());
 }
 

@@ -35,11 +35,7 @@ absl::StatusOr<std::unique_ptr<HeldSpecLock>> LockSpec(
   auto chief = open.find(spec.chief().name);
   if (chief == open.end()) return nullptr;
   auto held = std::make_unique<HeldSpecLock>(*chief->second, spec);
-  if (absl::Status locked = held->Acquire(timeout); !locked.ok()) {
-    // The chief's state folder cannot be made: nothing there to race for.
-    if (absl::IsFailedPrecondition(locked)) return nullptr;
-    return locked;
-  }
+  if (absl::Status locked = held->Acquire(timeout); !locked.ok()) return locked;
   return held;
 }
 

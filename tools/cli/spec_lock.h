@@ -29,8 +29,7 @@ class HeldSpecLock {
 };
 
 // Takes the spec's lock on the chief's connection among `open` (none when
-// the chief is not there, or its state folder cannot be made: nothing of
-// the spec runs there to race with), waiting
+// the chief is not there: nothing of the spec runs to race with), waiting
 // up to `timeout` and saying so on stderr. Aborted naming the holder.
 absl::StatusOr<std::unique_ptr<HeldSpecLock>> LockSpec(
     const ClusterSpec& spec, const std::map<std::string, std::unique_ptr<Connection>>& open,
