@@ -84,7 +84,8 @@ int main(int argc, char** argv) {
   std::FILE* report_to = verbose ? stdout : std::fopen("/dev/null", "w");
   std::unique_ptr<fleetplan::ProgressReporter> reporter = fleetplan::MakeReporter(
       fleetplan::ReportStyle::kPlain, report_to, /*color=*/false, names);
-  fleetplan::Executor executor(prepared->spec, plan, prepared->source, options, *reporter);
+  fleetplan::Executor executor(prepared->spec, plan, prepared->source, options, *reporter,
+                               fleetplan::TransportConnections());
 
   Clock::time_point start = Clock::now();
   if (absl::Status connected = executor.Connect(); !connected.ok()) return Fail(connected, 1);

@@ -89,7 +89,7 @@ TEST(FakeTransportTest, PlansAndApplies) {
       absl::StrCat(getenv("TEST_SRCDIR"), "/fleetplan/tools/agent/fleetplan-agent");
   std::unique_ptr<ProgressReporter> reporter =
       MakeReporter(ReportStyle::kPlain, stdout, /*color=*/false, {"a", "b"});
-  Executor executor(spec, plan, Manifest(), options, *reporter);
+  Executor executor(spec, plan, Manifest(), options, *reporter, TransportConnections());
   ApplyResult result = executor.Run();
   ASSERT_EQ(result.exit_code, 0) << result.message;
   EXPECT_THAT(FakeConnectedLabels(), ElementsAre("first", "first"));

@@ -15,13 +15,36 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
   return (*transport)->Connect(spec, node, options);
 }
 
-absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
+namespace {
+
+class RegistryConnections : public ConnectionFactory {
+ public:
+  absl::StatusOr<std::unique_ptr<Connection>> Connect(
+      const ClusterSpec& spec, const NodeSpec& node,
+      const TransportOptions& options) const override {
+    return ConnectNode(spec, node, options);
+  }
+  bool RelaysSync(const NodeSpec& node) const override {
+    absl::StatusOr<Transport*> transport = TransportRegistry::Global().Find(node.transport);
+    return transport.ok() && (*transport)->RelaysSync();
+  }
+};
+
+}  // namespace
+
+const ConnectionFactory& TransportConnections() {
+  static const RegistryConnections* const kConnections = new RegistryConnections();
+  return *kConnections;
+}
+
+absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
+                                             const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
                                              bool tolerate_not_there,
                                              const AfterConnect& then) {
   std::vector<absl::StatusOr<std::unique_ptr<Connection>>> opened(spec.nodes.size());
   ParallelFor(spec.nodes.size(), parallelism, [&](size_t i) {
-    opened[i] = ConnectNode(spec, spec.nodes[i], options);
+    opened[i] = factory.Connect(spec, spec.nodes[i], options);
     if (opened[i].ok() && then) opened[i] = then(spec.nodes[i], *std::move(opened[i]));
   });
   NodeConnections connections;

@@ -28,6 +28,21 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
                                                         const NodeSpec& node,
                                                         const TransportOptions& options);
 
+// How a command reaches nodes: handed to what connects (the executor,
+// ConnectNodes) by the command's main, so that nothing below it reaches
+// for the transport registry, and a unit test hands in a fake.
+class ConnectionFactory {
+ public:
+  virtual ~ConnectionFactory() = default;
+  virtual absl::StatusOr<std::unique_ptr<Connection>> Connect(
+      const ClusterSpec& spec, const NodeSpec& node, const TransportOptions& options) const = 0;
+  // Whether the node's transport wants a relayed sync (Transport::RelaysSync).
+  virtual bool RelaysSync(const NodeSpec& node) const = 0;
+};
+
+// Each node's own transport, found in the registry by name (ConnectNode).
+const ConnectionFactory& TransportConnections();
+
 // Connects to every node of `spec`, at most `parallelism` at once. The
 // first node that cannot be reached is named ("cannot connect to node 'b'
 // (ssh): ..."), except, with `tolerate_not_there`, one that is not there
@@ -37,7 +52,8 @@ absl::StatusOr<std::unique_ptr<Connection>> ConnectNode(const ClusterSpec& spec,
 // the connection to keep.
 using AfterConnect = std::function<std::unique_ptr<Connection>(const NodeSpec& node,
                                                                std::unique_ptr<Connection>)>;
-absl::StatusOr<NodeConnections> ConnectNodes(const ClusterSpec& spec,
+absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
+                                             const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
                                              bool tolerate_not_there,
                                              const AfterConnect& then = nullptr);

@@ -50,19 +50,20 @@ absl::Status ReadRecords(Connection& connection, const NodeSpec& node, const Pla
 }  // namespace
 
 absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
-  FP_RETURN_IF_ERROR(ConnectNodes(/*tolerate_not_there=*/true));
+  FP_RETURN_IF_ERROR(Open(/*tolerate_not_there=*/true));
+  const ClusterSpec& spec = context_.spec;
   const Manifest sources = SourcesOf(source_);
-  std::vector<NodeState> states(spec_.nodes.size());
-  std::vector<absl::Status> errors(spec_.nodes.size());
+  std::vector<NodeState> states(spec.nodes.size());
+  std::vector<absl::Status> errors(spec.nodes.size());
   ParallelFor(
-      spec_.nodes.size(), options_.parallelism,
+      spec.nodes.size(), options_.parallelism,
       [&](size_t i) {
-        const NodeSpec& node = spec_.nodes[i];
+        const NodeSpec& node = spec.nodes[i];
         NodeState& state = states[i];
         Manifest recorded;
         // A node apply has yet to create holds nothing: every step runs.
-        if (not_there_.count(node.name) == 0) {
-          errors[i] = ReadRecords(*connections_.at(node.name), node, plan_, &state, &recorded);
+        if (!channels_.NotThere(node.name)) {
+          errors[i] = ReadRecords(channels_.Of(node.name), node, context_.plan, &state, &recorded);
           if (!errors[i].ok()) return;
         }
         ManifestDiff diff = DiffManifests(recorded, sources);
@@ -71,12 +72,12 @@ absl::StatusOr<std::map<std::string, NodeState>> Executor::ReadNodeStates() {
         state.files_to_remove = diff.to_remove.size();
       });
   std::map<std::string, NodeState> by_name;
-  for (size_t i = 0; i < spec_.nodes.size(); ++i) {
+  for (size_t i = 0; i < spec.nodes.size(); ++i) {
     if (!errors[i].ok()) {
-      return absl::Status(errors[i].code(), absl::StrCat("node '", spec_.nodes[i].name,
+      return absl::Status(errors[i].code(), absl::StrCat("node '", spec.nodes[i].name,
                                                          "': ", errors[i].message()));
     }
-    by_name[spec_.nodes[i].name] = std::move(states[i]);
+    by_name[spec.nodes[i].name] = std::move(states[i]);
   }
   return by_name;
 }

@@ -317,15 +317,14 @@ absl::StatusOr<std::unique_ptr<CommandStream>> FakeConnection::OpenStream(
   return std::make_unique<FakeSession>(world_, node_, this);
 }
 
-class FakeTransport : public Transport {
+// Hands the executor the fake world's connections.
+class FakeConnections : public ConnectionFactory {
  public:
-  explicit FakeTransport(World* world) : world_(world) {}
-  absl::Status ValidateNode(const ClusterSpec&, const NodeSpec&) const override {
-    return absl::OkStatus();
-  }
+  explicit FakeConnections(World* world) : world_(world) {}
+  bool RelaysSync(const NodeSpec&) const override { return false; }
   absl::StatusOr<std::unique_ptr<Connection>> Connect(const ClusterSpec&,
                                                       const NodeSpec& node,
-                                                      const TransportOptions&) override {
+                                                      const TransportOptions&) const override {
     if (node.address == "unreachable") return absl::UnavailableError("no route to host");
     // As the docker transport answers a read-only connect to a container
     // that apply would create.
@@ -430,11 +429,11 @@ Plan CheckAndLaunchPlan(const ClusterSpec& spec) {
 class ExecutorTest : public ::testing::Test {
  protected:
   ExecutorTest()
-      : override_("fake", std::make_unique<FakeTransport>(&world_)) {}
+      : connections_(&world_) {}
 
   ApplyResult Apply(const ClusterSpec& spec, const Plan& plan, ApplyOptions options = {}) {
     reporter_ = std::make_unique<RecordingReporter>();
-    Executor executor(spec, plan, source_, options, *reporter_);
+    Executor executor(spec, plan, source_, options, *reporter_, connections_);
     return executor.Run();
   }
 
@@ -448,7 +447,7 @@ class ExecutorTest : public ::testing::Test {
   }
 
   World world_;
-  TransportRegistry::ScopedOverride override_;
+  FakeConnections connections_;
   Manifest source_;
   std::unique_ptr<RecordingReporter> reporter_;
 };
@@ -566,7 +565,7 @@ TEST_F(ExecutorTest, RunAgainReusesTheConnectionsAndSkipsWhatIsRecorded) {
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
   RecordingReporter reporter;
-  Executor executor(spec, plan, source_, {}, reporter);
+  Executor executor(spec, plan, source_, {}, reporter, connections_);
   ASSERT_THAT(executor.Connect(), IsOk());
   ASSERT_THAT(executor.Connect(), IsOk());
   EXPECT_EQ(world_.connections, 2);
@@ -593,7 +592,7 @@ TEST_F(ExecutorTest, ReadNodeStatesReadsRecordsAndANodeNotCreatedYetHoldsNothing
   ApplyOptions options;
   options.transport.read_only = true;
   RecordingReporter reporter;
-  Executor executor(spec, plan, source_, options, reporter);
+  Executor executor(spec, plan, source_, options, reporter, connections_);
 
   FP_ASSERT_OK_AND_ASSIGN(auto states, executor.ReadNodeStates());
   const NodeState& a = states.at("a");
@@ -819,7 +818,7 @@ TEST_F(ExecutorTest, InterruptCancelsAndExits130) {
     return reply;
   };
   reporter_ = std::make_unique<RecordingReporter>();
-  Executor executor(spec, plan, source_, ApplyOptions(), *reporter_);
+  Executor executor(spec, plan, source_, ApplyOptions(), *reporter_, connections_);
   std::thread interrupter([&] {
     absl::SleepFor(absl::Milliseconds(100));
     executor.Interrupt();
@@ -1073,7 +1072,7 @@ TEST_F(ExecutorTest, CheckOnlySkipsANodeNotCreatedYetAndChecksTheOthers) {
   ApplyOptions options;
   options.check_only = true;
   RecordingReporter reporter;
-  Executor executor(spec, plan, source_, options, reporter);
+  Executor executor(spec, plan, source_, options, reporter, connections_);
   ApplyResult result = executor.Run();
   ASSERT_EQ(result.exit_code, 0) << result.message;
   EXPECT_THAT(world_.runs, ElementsAre("a: check a"));

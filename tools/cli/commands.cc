@@ -84,7 +84,7 @@ int Destroy(const ClusterSpec& spec, const TransportOptions& options,
   TransportOptions reach = options;
   reach.read_only = true;  // start or create nothing just to stop it
   absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
+      ConnectNodes(TransportConnections(), spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
   std::unique_ptr<HeldSpecLock> lock;
   if (connections.ok()) {
     absl::StatusOr<std::unique_ptr<HeldSpecLock>> locked =
@@ -144,7 +144,8 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   options.transport.read_only = true;
   std::unique_ptr<ProgressReporter> reporter = MakeReporter(
       command.json ? ReportStyle::kJson : ReportStyle::kSummary, stdout, color, {});
-  Executor executor(prepared.spec, *plan, prepared.source, options, *reporter);
+  Executor executor(prepared.spec, *plan, prepared.source, options, *reporter,
+                    TransportConnections());
   OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
   OnInterrupt(nullptr);
@@ -181,7 +182,8 @@ absl::StatusOr<std::vector<StepForecast>> Forecast(const PlanCommand& command,
   // Reading reports no steps; a reporter is what the executor is built with.
   std::unique_ptr<ProgressReporter> reporter =
       MakeReporter(ReportStyle::kPlain, stderr, false, {});
-  Executor executor(prepared.spec, prepared.plan, prepared.source, options, *reporter);
+  Executor executor(prepared.spec, prepared.plan, prepared.source, options, *reporter,
+                    TransportConnections());
   absl::StatusOr<std::map<std::string, NodeState>> states = executor.ReadNodeStates();
   if (!states.ok()) return states.status();
   return ForecastPlan(prepared.plan, *states, options.secrets_digest);
@@ -283,7 +285,7 @@ int RunApplyCommand(ApplyCommand command) {
     std::fprintf(stderr, "apply: %.*s\n", static_cast<int>(message.size()), message.data());
   };
   Executor executor(prepared->spec, prepared->plan, prepared->source, command.options,
-                    *reporter);
+                    *reporter, TransportConnections());
   OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
   OnInterrupt(nullptr);
