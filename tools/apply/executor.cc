@@ -105,13 +105,12 @@ ApplyResult Executor::RunPhase(const Phase& phase) {
 }
 
 void Executor::RunWaves(const Phase& phase) {
-  std::vector<const Step*> first, rest;
-  for (const Step& step : phase.steps) {
-    // authorize-key needs the key that ensure-key prints.
-    (step.kind == StepKind::kEnsureKey ? first : rest).push_back(&step);
+  std::map<int, std::vector<const Step*>> waves;
+  for (const Step& step : phase.steps) waves[step.wave].push_back(&step);
+  for (const auto& [wave, steps] : waves) {
+    if (state_.Stopping()) return;
+    scheduler_.RunAll(steps, options_.parallelism);
   }
-  scheduler_.RunAll(first, options_.parallelism);
-  if (!state_.Stopping()) scheduler_.RunAll(rest, options_.parallelism);
 }
 
 void Executor::Interrupt() {

@@ -40,6 +40,7 @@ absl::Status ReadRecords(Connection& connection, const NodeSpec& node, const Pla
   absl::StatusOr<std::string> text = connection.ReadFile(SyncManifestPath(node));
   if (!text.ok()) return absl::IsNotFound(text.status()) ? absl::OkStatus() : text.status();
   absl::StatusOr<Manifest> parsed = ParseManifest(*text);
+  state->manifest_recorded = parsed.ok() && !parsed->entries.empty();
   if (parsed.ok() && !parsed->entries.empty()) {
     *recorded = SourcesOf(*std::move(parsed));
     state->tree_recorded = true;

@@ -408,6 +408,18 @@ Step MakeStep(PhaseKind phase, const std::string& node, StepKind kind,
   return step;
 }
 
+// The sync phase CompilePlan makes without [sync]: the agent alone to
+// every node.
+Phase AgentSyncPhase(const ClusterSpec& spec) {
+  Phase sync{PhaseKind::kSync, {}};
+  for (const NodeSpec& node : spec.nodes) {
+    Step& step = sync.steps.emplace_back(
+        MakeStep(PhaseKind::kSync, node.name, StepKind::kSyncTree, ""));
+    step.inputs = {{"files", "the launch agent"}, {"destination", node.workdir}};
+  }
+  return sync;
+}
+
 // A plan with a `check` step per node running `check <node>` and a
 // `launch-agent` step per node running `launch <node>`.
 Plan CheckAndLaunchPlan(const ClusterSpec& spec) {
@@ -841,11 +853,11 @@ TEST_F(ExecutorTest, UnreachableNodeFailsBeforeAnythingRuns) {
   EXPECT_THAT(world_.runs, IsEmpty());
 }
 
-TEST_F(ExecutorTest, AgentIsSyncedEvenWithoutASyncPhaseAndOnlyOnce) {
+TEST_F(ExecutorTest, AgentIsSyncedBySyncStepsWithoutASourceAndOnlyOnce) {
   std::string agent = FakeAgent("fake-agent");
   ClusterSpec spec = Spec(2);
   Plan plan;
-  plan.phases.emplace_back().kind = PhaseKind::kSync;
+  plan.phases.push_back(AgentSyncPhase(spec));
   ApplyOptions options;
   options.agent_path = agent;
   ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
@@ -864,7 +876,7 @@ TEST_F(ExecutorTest, NodesWhoseAgentServesASessionAreSyncedAndCheckedThroughIt) 
   std::string agent = FakeAgent("fake-agent");
   ClusterSpec spec = Spec(2);
   Plan plan;
-  plan.phases.emplace_back().kind = PhaseKind::kSync;
+  plan.phases.push_back(AgentSyncPhase(spec));
   ApplyOptions options;
   options.agent_path = agent;
   // The first apply ships the agent: no node serves a session yet.
@@ -893,6 +905,8 @@ TEST_F(ExecutorTest, ChiefKeyIsAuthorizedOnTheOthers) {
   keys.steps.push_back(MakeStep(PhaseKind::kKeys, "b", StepKind::kAuthorizeKey, ""));
   keys.steps.push_back(MakeStep(PhaseKind::kKeys, "a", StepKind::kEnsureKey, "ensure"));
   keys.steps.push_back(MakeStep(PhaseKind::kKeys, "c", StepKind::kAuthorizeKey, ""));
+  // As CompilePlan orders them: the authorize steps after ensure-key.
+  keys.steps[0].wave = keys.steps[2].wave = 1;
   world_.reply = [](const std::string&, const std::string& command) {
     Reply reply;
     if (command == "ensure") reply.output = "Generating...\nssh-ed25519 AAAAC3Nza chief@a\n";
@@ -1090,7 +1104,7 @@ TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
   std::string agent = FakeAgent("fake-agent-2");
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);
-  plan.phases.insert(plan.phases.begin(), Phase{PhaseKind::kSync, {}});
+  plan.phases.insert(plan.phases.begin(), AgentSyncPhase(spec));
   world_.reply = [](const std::string& node, const std::string& command) {
     Reply reply;
     if (absl::StrContains(command, "fp_w=/w/b\n")) {

@@ -20,18 +20,6 @@ ApplyResult SyncSteps::RunPhase(const Phase& phase, const std::vector<ExtraFile>
   }
   std::vector<const Step*> steps;
   for (const Step& step : phase.steps) steps.push_back(&step);
-  // Without [sync] the plan has no sync steps, but the agent and the built
-  // program must still reach every node.
-  std::vector<Step> synthesized;
-  if (phase.steps.empty() && !manifest_.entries.empty()) {
-    for (const NodeSpec& node : context_.spec.nodes) {
-      Step& step = synthesized.emplace_back();
-      step.phase = PhaseKind::kSync;
-      step.node = node.name;
-      step.kind = StepKind::kSyncTree;
-    }
-    for (const Step& step : synthesized) steps.push_back(&step);
-  }
   absl::Time start = absl::Now();
   RunAll(steps);
   std::vector<SyncTraffic> traffic;
@@ -49,6 +37,8 @@ StepOutcome SyncSteps::Run(const Step& step) {
   // step's hash, so it always runs.
   // (ValidateNodes has refused a workdir inside the source already.)
   const NodeSpec& node = *context_.FindNode(step.node);
+  // Without [sync], no agent to ship (tests) and nothing built: nothing.
+  if (manifest_.entries.empty() && !SyncsSource(step)) return StepOutcome::Unchanged();
   absl::Time start = absl::Now();
   bool relayed = !relay_from_.empty() && node.name != context_.spec.chief().name;
   StepOutcome outcome = relayed ? Relay(step, node) : Direct(step, node);

@@ -131,7 +131,9 @@ Phase KeysPhase(const ClusterSpec& spec) {
       phase.Add(node.name, StepKind::kEnsureKey).command = EnsureKeyCommand();
     } else {
       // The executor fills in the chief's public key at run time.
-      phase.Add(node.name, StepKind::kAuthorizeKey).inputs = {{"from", chief.name}};
+      Step& authorize = phase.Add(node.name, StepKind::kAuthorizeKey);
+      authorize.inputs = {{"from", chief.name}};
+      authorize.wave = 1;
     }
   }
   return std::move(phase).Build();
@@ -139,7 +141,17 @@ Phase KeysPhase(const ClusterSpec& spec) {
 
 Phase SyncPhase(const ClusterSpec& spec, const CompileInputs& inputs) {
   PhaseBuilder phase(PhaseKind::kSync, spec.nodes.size());
-  if (!spec.sync.enabled) return std::move(phase).Build();
+  if (!spec.sync.enabled) {
+    // Without [sync] the launch agent (and a program apply builds) must
+    // still reach every node's workdir.
+    std::string files = "the launch agent";
+    if (spec.job.program_is_label()) absl::StrAppend(&files, " and ", spec.job.program);
+    for (const NodeSpec& node : spec.nodes) {
+      phase.Add(node.name, StepKind::kSyncTree).inputs = {{"files", files},
+                                                          {"destination", node.workdir}};
+    }
+    return std::move(phase).Build();
+  }
   std::string exclude = absl::StrJoin(spec.sync.exclude, ",");
   for (const NodeSpec& node : spec.nodes) {
     phase.Add(node.name, StepKind::kSyncTree).inputs = {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "plugins/docker/docker_settings.h"
@@ -173,8 +174,26 @@ TEST(CompilePlanTest, AllSixPhasesInOrder) {
   }
   EXPECT_THAT(names, ElementsAre("build", "keys", "sync", "environment",
                                  "preflight", "launch"));
-  // A path program needs no build; no keys, no sync.
-  EXPECT_THAT(sizes, ElementsAre(0, 0, 0, 3, 3, 3));
+  // A path program needs no build; no keys; without [sync] the sync steps
+  // send the launch agent alone.
+  EXPECT_THAT(sizes, ElementsAre(0, 0, 3, 3, 3, 3));
+  const Step& sync = PhaseOf(plan, PhaseKind::kSync).steps[0];
+  EXPECT_FALSE(SyncsSource(sync));
+  EXPECT_THAT(sync.inputs, ElementsAre(std::make_pair(std::string("files"),
+                                                      std::string("the launch agent")),
+                                       std::make_pair(std::string("destination"),
+                                                      std::string("/home/ubuntu/project"))));
+}
+
+TEST(CompilePlanTest, TheKeysPhaseAuthorizesAfterTheChiefsKeyIsMade) {
+  ClusterSpec spec = ThreeNodeSpec();
+  spec.keys.distribute = true;
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  std::vector<std::string> waves;
+  for (const Step& step : PhaseOf(plan, PhaseKind::kKeys).steps) {
+    waves.push_back(absl::StrCat(StepKindName(step.kind), " ", step.wave));
+  }
+  EXPECT_THAT(waves, ElementsAre("ensure-key 0", "authorize-key 1", "authorize-key 1"));
 }
 
 TEST(CompilePlanTest, BuildStepForALabel) {

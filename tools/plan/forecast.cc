@@ -31,8 +31,16 @@ bool Recorded(const Phase& phase, const std::map<std::string, NodeState>& nodes,
   return true;
 }
 
-StepForecast SyncForecast(const NodeState& state) {
+StepForecast SyncForecast(const Step& step, const NodeState& state) {
   StepForecast forecast;
+  if (!SyncsSource(step)) {
+    // The agent and the built program alone: whether they change is known
+    // once apply has them.
+    forecast.change = state.manifest_recorded ? Change::kUnknown : Change::kAdd;
+    forecast.note = state.manifest_recorded ? "changes only if the agent or the program does"
+                                            : "sends the launch agent";
+    return forecast;
+  }
   if (!state.tree_recorded) {
     forecast.change = Change::kAdd;
     forecast.note = absl::StrCat("sends all ", state.files_to_send, " files, ",
@@ -106,7 +114,7 @@ std::vector<StepForecast> ForecastPlan(const Plan& plan,
         forecast.change = Change::kUnknown;
         forecast.note = "runs; changes only if the program does";
       } else if (step.kind == StepKind::kSyncTree) {
-        forecast = SyncForecast(state);
+        forecast = SyncForecast(step, state);
       } else if (step.kind == StepKind::kAuthorizeKey &&
                  ByRecord(step, state, secrets_digest) != Change::kAdd) {
         // Its record covers the chief's key, which apply reads first.

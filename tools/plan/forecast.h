@@ -26,6 +26,9 @@ struct NodeState {
   // (the built program and the agent left out). Without a recorded tree,
   // everything is to send.
   bool tree_recorded = false;
+  // The node's last sync left a manifest at all (of the source, or, without
+  // [sync], of the launch agent and the built program alone).
+  bool manifest_recorded = false;
   int files_to_send = 0;
   uint64_t bytes_to_send = 0;
   int files_to_remove = 0;

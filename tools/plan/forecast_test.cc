@@ -16,6 +16,7 @@ Step MakeStep(PhaseKind phase, const std::string& node, StepKind kind) {
   step.node = node;
   step.kind = kind;
   step.hash = std::string(PhaseName(phase)) + "-" + node;
+  if (kind == StepKind::kSyncTree) step.inputs = {{"source", "/src"}};
   return step;
 }
 
@@ -40,6 +41,7 @@ Plan TwoNodePlan() {
 NodeState Applied(const Plan& plan, const std::string& node) {
   NodeState state;
   state.tree_recorded = true;
+  state.manifest_recorded = true;
   for (const Phase& phase : plan.phases) {
     for (const Step& step : phase.steps) {
       if (step.node == node) state.records[step.phase] = step.hash;
@@ -116,6 +118,18 @@ TEST(ForecastTest, AnEnvironmentRecordedWithAnotherHashChanges) {
   std::map<std::string, NodeState> nodes{{"a", Applied(plan, "a")}, {"b", Applied(plan, "b")}};
   nodes["a"].records[PhaseKind::kEnvironment] = "from an older spec";
   EXPECT_EQ(Markers(ForecastPlan(plan, nodes, "")), "==~=~~~~");
+}
+
+TEST(ForecastTest, ASyncOfTheAgentAloneIsAddedOnceAndThenDecidedDuringApply) {
+  Plan plan = TwoNodePlan();
+  for (Step& step : plan.phases[0].steps) step.inputs = {{"files", "the launch agent"}};
+  std::map<std::string, NodeState> nodes = {{"a", Applied(plan, "a")}, {"b", {}}};
+  nodes["a"].tree_recorded = false;  // no source tree: the agent alone
+  std::vector<StepForecast> forecast = ForecastPlan(plan, nodes, "");
+  EXPECT_EQ(forecast[0].change, Change::kUnknown);
+  EXPECT_EQ(forecast[0].note, "changes only if the agent or the program does");
+  EXPECT_EQ(forecast[1].change, Change::kAdd);
+  EXPECT_EQ(forecast[1].note, "sends the launch agent");
 }
 
 TEST(ForecastTest, BuildAndARecordedKeyAreDecidedDuringApply) {

@@ -40,6 +40,14 @@ absl::string_view StepKindName(StepKind kind) {
   return "unknown";
 }
 
+bool SyncsSource(const Step& step) {
+  if (step.kind != StepKind::kSyncTree) return false;
+  for (const auto& [key, value] : step.inputs) {
+    if (key == "source") return true;
+  }
+  return false;
+}
+
 const Phase* FindPhase(const Plan& plan, PhaseKind kind) {
   for (const Phase& phase : plan.phases) {
     if (phase.kind == kind) return &phase;

@@ -56,6 +56,10 @@ struct Step {
   // bound, with its stdin held open until they have all ended: the chief's
   // preflight, whose listener the other nodes' checks connect to.
   bool serves_phase = false;
+  // The steps of a phase run in waves, in order: every step of wave 0, then
+  // of wave 1. The keys phase's authorize-key steps (wave 1) need the key
+  // its ensure-key (wave 0) prints.
+  int wave = 0;
   // Hex digest of everything above; the node records it once the step is
   // done, and an unchanged step is skipped on the next apply.
   std::string hash;
@@ -91,6 +95,10 @@ struct Plan {
   std::vector<RankEnv> ranks;
   std::string hash;  // digest of all of the above
 };
+
+// Whether a sync-tree step syncs the spec's source tree ([sync]); without
+// it, the step sends the launch agent and the built program alone.
+bool SyncsSource(const Step& step);
 
 // The phase of `kind` in `plan`, or null when it has none.
 const Phase* FindPhase(const Plan& plan, PhaseKind kind);

@@ -73,6 +73,9 @@ std::string Describe(const Step& step, const RanksIndex& ranks) {
     case StepKind::kAuthorizeKey:
       return absl::StrCat("accept the key of '", Input(step, "from"), "'");
     case StepKind::kSyncTree: {
+      if (!SyncsSource(step)) {
+        return absl::StrCat("send ", Input(step, "files"), " -> ", Input(step, "destination"));
+      }
       std::string line = absl::StrCat("sync ", Input(step, "source"), " -> ",
                                        Input(step, "destination"));
       std::string exclude = Input(step, "exclude");

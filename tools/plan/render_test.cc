@@ -46,14 +46,15 @@ Plan: 11 steps on 2 nodes, 4 ranks.
 )");
 }
 
-TEST(RenderPlanTextTest, EmptyPhasesSayNoChanges) {
+TEST(RenderPlanTextTest, EmptyPhasesSayNoChangesAndTheAgentIsSentWithoutSync) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(ThreeNodeSpec(), {}));
   std::string text = RenderPlanText(plan, /*color=*/false);
-  EXPECT_THAT(text, HasSubstr("\nbuild: no changes\nkeys: no changes\n"
-                              "sync: no changes\nenvironment\n"));
+  EXPECT_THAT(text, HasSubstr("\nbuild: no changes\nkeys: no changes\nsync\n"
+                              "  + n0  sync-tree      send the launch agent -> "
+                              "/home/ubuntu/project\n"));
   EXPECT_THAT(text, HasSubstr("  node 'n0' (10.1.0.1): rank 0\n"));
   EXPECT_THAT(text, HasSubstr("  node 'n2' (10.1.0.3): ranks 3-5\n"));
-  EXPECT_THAT(text, HasSubstr("\nPlan: 9 steps on 3 nodes, 6 ranks.\n"));
+  EXPECT_THAT(text, HasSubstr("\nPlan: 12 steps on 3 nodes, 6 ranks.\n"));
   EXPECT_THAT(text, Not(HasSubstr("NCCL_SOCKET_IFNAME")));
 }
 
