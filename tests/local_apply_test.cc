@@ -125,6 +125,19 @@ TEST_F(LocalApplyTest, AFailingRankStopsEveryOtherRank) {
   EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
 }
 
+TEST_F(LocalApplyTest, LogsFollowsADetachedJobToItsEndAndExitsWithItsStatus) {
+  std::string spec = WriteSpec("3");
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  absl::Time start = absl::Now();
+  ToolResult logs = RunTool({"tools/fleetplan-logs", "--follow", spec});
+  // The job's own status, as apply would have said, once every node's part
+  // ended or drained (JobControl::Follow).
+  EXPECT_EQ(logs.status, 3) << logs.output;
+  EXPECT_LT(absl::Now() - start, absl::Seconds(30));
+  EXPECT_THAT(ProcessesMentioning(dir_), ::testing::IsEmpty());
+}
+
 TEST_F(LocalApplyTest, StaleSavedPlanIsRefused) {
   std::string spec = WriteSpec("none");
   std::string saved = dir_ + "/plan.json";

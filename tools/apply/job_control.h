@@ -63,6 +63,24 @@ class JobControl {
                                         const std::vector<const NodeSpec*>& nodes,
                                         const LogsCallbacks& callbacks) const;
 
+  // Follows the job (request.follow) on `nodes` until it ends, as apply
+  // and `logs --follow` do (job_follow.cc). The chief's part ends last: its
+  // agent decides the job's end. Once it has, the others get a moment to
+  // drain, and a node cut off from the network is not waited for. A
+  // worker's lost connection waits a moment for the chief's word (the
+  // coordinator may be ending the job because of that very node). The
+  // chief out of reach ends following at once. Each of these ends calls
+  // `cancel_all`, which must cancel every node's command (callbacks'
+  // cancel_for). Without the chief among `nodes`, each node is followed to
+  // its own end.
+  struct Followed {
+    std::vector<absl::StatusOr<int>> results;  // per node of `nodes`
+    // The chief's part ran to its end: the job's end is known.
+    bool chief_to_the_end = false;
+  };
+  Followed Follow(const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
+                  const LogsCallbacks& callbacks, const std::function<void()>& cancel_all) const;
+
  private:
   const ClusterSpec& spec_;
   const std::map<std::string, std::unique_ptr<Connection>>& connections_;

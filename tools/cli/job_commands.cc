@@ -225,9 +225,20 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   // Following: lines as they come, merged. Otherwise each node's in turn.
   absl::Mutex out_mu;
   std::map<std::string, std::string> held;
+  // Ctrl-C, or (following) the end of the job as JobControl::Follow sees it.
   absl::Notification stop;
-  OnInterrupt([&stop] {
+  absl::Mutex stop_mu;
+  bool interrupted = false;
+  auto stop_all = [&] {
+    absl::MutexLock lock(&stop_mu);
     if (!stop.HasBeenNotified()) stop.Notify();
+  };
+  OnInterrupt([&] {
+    {
+      absl::MutexLock lock(&stop_mu);
+      interrupted = true;
+    }
+    stop_all();
   });
   JobControl control(spec, (*opened)->connections.open);
   JobControl::LogsCallbacks callbacks;
@@ -242,10 +253,26 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
     }
   };
   callbacks.cancel_for = [&stop](const NodeSpec&) { return &stop; };
-  std::vector<absl::StatusOr<int>> results = control.Logs(request, nodes, callbacks);
+  JobControl::Followed followed;
+  if (options.follow) {
+    followed = control.Follow(request, nodes, callbacks, stop_all);
+  } else {
+    followed.results = control.Logs(request, nodes, callbacks);
+  }
+  const std::vector<absl::StatusOr<int>>& results = followed.results;
   OnInterrupt(nullptr);
   for (const NodeSpec* node : nodes) std::fputs(held[node->name].c_str(), stdout);
-  if (stop.HasBeenNotified()) return kExitInterrupted;
+  {
+    absl::MutexLock lock(&stop_mu);
+    if (interrupted) return kExitInterrupted;
+  }
+  // The chief followed to the job's end: its status is the job's, whatever
+  // became of the others' streams.
+  if (followed.chief_to_the_end) {
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      if (nodes[i] == &spec.chief()) return *results[i];
+    }
+  }
   int code = 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!results[i].ok()) {
