@@ -238,8 +238,11 @@ std::vector<const NodeChecks*> PreflightReport::Reported() const {
   return reported;
 }
 
-std::string RenderPreflightTable(const PreflightReport& report, bool color) {
-  std::vector<const NodeChecks*> nodes = report.Reported();
+namespace {
+
+// The table's columns: the usual checks first, in their order, then any
+// other check a node reported; only those some node reported.
+std::vector<std::string> TableColumns(const std::vector<const NodeChecks*>& nodes) {
   std::vector<std::string> columns;
   auto add_column = [&](absl::string_view check) {
     if (std::find(columns.begin(), columns.end(), check) != columns.end()) return;
@@ -254,37 +257,63 @@ std::string RenderPreflightTable(const PreflightReport& report, bool color) {
   for (const NodeChecks* node : nodes) {
     for (const CheckResult& result : node->checks) add_column(result.check);
   }
+  return columns;
+}
 
-  auto cell = [](const NodeChecks& node, const std::string& check) -> std::string {
-    const CheckResult* result = node.Find(check);
-    if (result == nullptr) return "-";
-    switch (result->status) {
-      case CheckStatus::kFail:
-        return "FAIL";
-      case CheckStatus::kSkip:
-        return "skip";
-      case CheckStatus::kOk:
-        break;
+// What a node's cell of a check's column says.
+std::string TableCell(const NodeChecks& node, const std::string& check) {
+  const CheckResult* result = node.Find(check);
+  if (result == nullptr) return "-";
+  switch (result->status) {
+    case CheckStatus::kFail:
+      return "FAIL";
+    case CheckStatus::kSkip:
+      return "skip";
+    case CheckStatus::kOk:
+      break;
+  }
+  std::string ifname = check == kCheckNccl ? node.Fact(kFactNcclIfname) : "";
+  return ifname.empty() ? "ok" : ifname;
+}
+
+// A cell padded to `width`, coloured by what it says.
+std::string PaintCell(bool color, const std::string& text, size_t width) {
+  std::string padded = Pad(text, width);
+  if (!color || text == "-") return padded;
+  absl::string_view style = text == "FAIL"   ? ansi::kRed
+                            : text == "skip" ? ansi::kYellow
+                                             : ansi::kGreen;
+  return ansi::Styled(true, style, padded);
+}
+
+// The failures first, then the notes of skipped checks, a line each.
+std::string TableNotes(const std::vector<const NodeChecks*>& nodes, bool color) {
+  std::string out;
+  for (CheckStatus status : {CheckStatus::kFail, CheckStatus::kSkip}) {
+    for (const NodeChecks* node : nodes) {
+      for (const CheckResult& result : node->checks) {
+        if (result.status != status) continue;
+        absl::StrAppend(&out, "  ",
+                        PaintCell(color, status == CheckStatus::kFail ? "FAIL" : "skip", 4), " ",
+                        node->node, " ", result.check, ": ", result.message, "\n");
+      }
     }
-    std::string ifname = check == kCheckNccl ? node.Fact(kFactNcclIfname) : "";
-    return ifname.empty() ? "ok" : ifname;
-  };
-  auto paint = [color](const std::string& text, size_t width) {
-    std::string padded = Pad(text, width);
-    if (!color || text == "-") return padded;
-    absl::string_view style = text == "FAIL"   ? ansi::kRed
-                              : text == "skip" ? ansi::kYellow
-                                               : ansi::kGreen;
-    return ansi::Styled(true, style, padded);
-  };
+  }
+  return out;
+}
 
+}  // namespace
+
+std::string RenderPreflightTable(const PreflightReport& report, bool color) {
+  std::vector<const NodeChecks*> nodes = report.Reported();
+  std::vector<std::string> columns = TableColumns(nodes);
   size_t node_width = 4;
   for (const NodeChecks* node : nodes) node_width = std::max(node_width, node->node.size());
   std::vector<size_t> widths;
   std::string out = absl::StrCat("preflight checks\n  ", Pad("node", node_width));
   for (const std::string& column : columns) {
     size_t width = column.size();
-    for (const NodeChecks* node : nodes) width = std::max(width, cell(*node, column).size());
+    for (const NodeChecks* node : nodes) width = std::max(width, TableCell(*node, column).size());
     widths.push_back(width);
     absl::StrAppend(&out, "  ", Pad(column, column == columns.back() ? 0 : width));
   }
@@ -294,21 +323,12 @@ std::string RenderPreflightTable(const PreflightReport& report, bool color) {
     for (size_t i = 0; i < columns.size(); ++i) {
       // The last cell unpadded: no trailing blanks.
       absl::StrAppend(&row, "  ",
-                      paint(cell(*node, columns[i]), i + 1 < columns.size() ? widths[i] : 0));
+                      PaintCell(color, TableCell(*node, columns[i]),
+                                i + 1 < columns.size() ? widths[i] : 0));
     }
     absl::StrAppend(&out, row, "\n");
   }
-  // Failures first, then the notes of skipped checks.
-  for (CheckStatus status : {CheckStatus::kFail, CheckStatus::kSkip}) {
-    for (const NodeChecks* node : nodes) {
-      for (const CheckResult& result : node->checks) {
-        if (result.status != status) continue;
-        absl::StrAppend(&out, "  ", paint(status == CheckStatus::kFail ? "FAIL" : "skip", 4),
-                        " ", node->node, " ", result.check, ": ", result.message, "\n");
-      }
-    }
-  }
-  return out;
+  return out + TableNotes(nodes, color);
 }
 
 }  // namespace fleetplan

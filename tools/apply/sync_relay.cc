@@ -294,22 +294,10 @@ StepOutcome SyncSteps::Relay(const Step& step, const NodeSpec& node) {
       return workdir;
     }
   }
-  // The agent that fetches must be there first, and nothing that runs on
-  // a node may come from another node: a changed agent comes from this
-  // machine through the transport, like the key the relay needs.
-  uint64_t uplink = 0;
-  if (agent != nullptr) {
-    absl::Status sent = connection.PutFiles(
-        {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
-    if (!sent.ok()) {
-      return StepOutcome::Failed(absl::StrCat("node '", node.name, "', phase sync: sending ",
-                                              agent->path, ": ", sent.message()));
-    }
-    uplink = agent->size;
+  if (StepOutcome ready = ReadyToFetch(node, agent); ready.status == StepStatus::kFailed) {
+    return ready;
   }
-  if (absl::Status keyed = context_.channels.DeliverJobKey(node); !keyed.ok()) {
-    return StepOutcome::Failed(absl::StrCat("phase sync: ", keyed.message()));
-  }
+  const uint64_t uplink = agent != nullptr ? agent->size : 0;
   const NodeSpec& chief = context_.spec.chief();
   RelayLink link;
   if (auto it = relay_links_.find(node.name); it != relay_links_.end()) link = it->second;
@@ -332,20 +320,44 @@ StepOutcome SyncSteps::Relay(const Step& step, const NodeSpec& node) {
   SyncResult changes;
   fleetplan::NoteChanges(*diff, &changes);
   NoteSynced(changes);
-  outcome.detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
+  Fetched(node, parent, bytes, uplink, output, &outcome);
+  return outcome;
+}
+
+StepOutcome SyncSteps::ReadyToFetch(const NodeSpec& node, const ManifestEntry* agent) {
+  // The agent that fetches must be there first, and nothing that runs on
+  // a node may come from another node: a changed agent comes from this
+  // machine through the transport, like the key the relay needs.
+  if (agent != nullptr) {
+    absl::Status sent = context_.channels.Of(node.name).PutFiles(
+        {{agent->local_path, agent->path, agent->mode, agent->size}}, node.workdir);
+    if (!sent.ok()) {
+      return StepOutcome::Failed(absl::StrCat("node '", node.name, "', phase sync: sending ",
+                                              agent->path, ": ", sent.message()));
+    }
+  }
+  if (absl::Status keyed = context_.channels.DeliverJobKey(node); !keyed.ok()) {
+    return StepOutcome::Failed(absl::StrCat("phase sync: ", keyed.message()));
+  }
+  return StepOutcome();
+}
+
+void SyncSteps::Fetched(const NodeSpec& node, const NodeSpec& parent, uint64_t bytes,
+                        uint64_t uplink, const std::string& output, StepOutcome* outcome) {
+  const NodeSpec& chief = context_.spec.chief();
+  outcome->detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
   // The agent said when it gave up on its parent; that line goes in the
   // step's detail too.
   size_t fell_back = absl::string_view(output).find(kRelayFallbackNote);
   if (fell_back != std::string::npos) {
     absl::string_view note = absl::string_view(output).substr(fell_back);
     note = note.substr(0, note.find('\n'));
-    absl::StrAppend(&outcome.detail, " (", note, ")");
+    absl::StrAppend(&outcome->detail, " (", note, ")");
   }
   NoteTraffic({node.name,
                fell_back == std::string::npos ? "relay" : "relay (fallback to the chief)",
                bytes, uplink, absl::Duration(),
                fell_back == std::string::npos ? parent.name : chief.name});
-  return outcome;
 }
 
 }  // namespace fleetplan

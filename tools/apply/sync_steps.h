@@ -66,6 +66,11 @@ class SyncSteps {
   // The node's fetch along the chain: the agent's command.
   std::string FetchCommand(const Step& step, const NodeSpec& node, const NodeSpec& parent,
                            const RelayLink& link) const;
+  // Sends a changed agent to the node and the job's key, before it fetches.
+  StepOutcome ReadyToFetch(const NodeSpec& node, const ManifestEntry* agent);
+  // What a fetch that succeeded did: the step's detail and the traffic.
+  void Fetched(const NodeSpec& node, const NodeSpec& parent, uint64_t bytes, uint64_t uplink,
+               const std::string& output, StepOutcome* outcome) ABSL_LOCKS_EXCLUDED(mu_);
   // A relayed node that could not reach its parent or the chief.
   StepOutcome FallBackToDirect(const Step& step, const NodeSpec& node, uint64_t uplink,
                                const std::string& output) ABSL_LOCKS_EXCLUDED(mu_);
