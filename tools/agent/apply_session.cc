@@ -19,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "tools/util/path_policy.h"
 #include "tools/agent/sync_checks.h"
+#include "tools/agent/workdir_check.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 #include "tools/protocol/session_wire.h"
@@ -251,7 +252,7 @@ class ApplySession {
     absl::StatusOr<uint64_t> bytes = FrameNumber(frame, 2, "the sync's bytes");
     if (!bytes.ok()) return bytes.status();
     int status = 0;
-    Send(FrameType::kOutput, {CheckWorkdir(frame.fields[0], frame.fields[1], *bytes, &status)});
+    Send(FrameType::kOutput, {CheckWorkdirBeforeSync(frame.fields[0], frame.fields[1], *bytes, &status)});
     Send(FrameType::kStatus, {absl::StrCat(status)});
     return absl::OkStatus();
   }

@@ -47,34 +47,6 @@ CheckResult Result(absl::string_view check, CheckStatus status, std::string mess
   return {std::string(check), status, std::move(message)};
 }
 
-std::string UserName() {
-  passwd* entry = getpwuid(geteuid());
-  return entry != nullptr ? entry->pw_name : absl::StrCat(geteuid());
-}
-
-uint64_t MiB(uint64_t bytes) { return bytes / (1024 * 1024); }
-
-// The sizes an earlier sync left, as its manifest lists them; 0 without one.
-uint64_t HeldBytes(const std::string& manifest_path) {
-  if (manifest_path.empty()) return 0;
-  absl::StatusOr<std::string> text = ReadFileToString(manifest_path);
-  if (!text.ok()) return 0;
-  absl::StatusOr<Manifest> manifest = ParseManifest(*text);
-  if (!manifest.ok()) return 0;
-  uint64_t held = 0;
-  for (const ManifestEntry& entry : manifest->entries) held += entry.size;
-  return held;
-}
-
-// The nearest folder at or above `path` that exists.
-std::string NearestExisting(std::string path) {
-  struct stat st;
-  while (stat(path.c_str(), &st) != 0 && path != "/") {
-    path = Dirname(path);
-  }
-  return path;
-}
-
 std::array<PortRole, 2> ChiefPorts(const PreflightRequest& request) {
   return {{{request.master_port, "the rendezvous (MASTER_PORT)", "[network] master_port"},
            {request.supervisor_port, "the agents' supervision (supervisor_port)",
@@ -123,75 +95,6 @@ bool UsableIfname(absl::string_view name) {
 }
 
 }  // namespace
-
-CheckResult CheckWorkdir(const PreflightRequest& request) {
-  const std::string& workdir = request.workdir;
-  std::string user = UserName();
-  auto fail = [](std::string message) {
-    return Result(kCheckWorkdir, CheckStatus::kFail, std::move(message));
-  };
-  if (!request.check_only) {
-    if (absl::Status made = MakeDirs(request.state_dir); !made.ok()) {
-      return fail(absl::StrCat(workdir, ": cannot be created or written by ", user, " (",
-                               made.message(), "); expected a folder ", user,
-                               " can write at this absolute path on every node; fix: choose a "
-                               "workdir on a writable filesystem, or create it and give ",
-                               user, " write access to it"));
-    }
-  }
-  std::string dir = workdir;
-  std::string note = absl::StrCat("writable by ", user);
-  struct stat st;
-  if (stat(workdir.c_str(), &st) == 0) {
-    if (!S_ISDIR(st.st_mode)) {
-      return fail(absl::StrCat(workdir, ": exists but is not a folder; expected a folder at "
-                                        "this absolute path; fix: move it away or choose "
-                                        "another workdir"));
-    }
-  } else {
-    dir = NearestExisting(workdir);
-    if (stat(dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-      return fail(absl::StrCat(workdir, ": cannot be created: ", dir, " is not a folder; "
-                               "expected a folder at this absolute path; fix: move ", dir,
-                               " away or choose another workdir"));
-    }
-    note = absl::StrCat("does not exist yet; ", user, " can create it in ", dir);
-  }
-  struct statvfs fs;
-  bool have_fs = statvfs(dir.c_str(), &fs) == 0;
-  std::string fs_error = have_fs ? "" : std::strerror(errno);
-  if (access(dir.c_str(), W_OK) != 0) {
-    bool read_only = errno == EROFS || (have_fs && (fs.f_flag & ST_RDONLY) != 0);
-    std::string why = read_only ? "on a read-only filesystem"
-                                : absl::StrFormat("owner uid %d, mode %o", st.st_uid,
-                                                  st.st_mode & 07777);
-    std::string fix = read_only ? "choose a workdir on a writable filesystem"
-                                : absl::StrCat("chmod u+w ", dir, " or chown it to ", user,
-                                               ", or choose another workdir");
-    return fail(absl::StrCat(workdir, ": ",
-                             dir == workdir ? "not writable"
-                                            : absl::StrCat("cannot be created: ", dir,
-                                                           " is not writable"),
-                             " by ", user, " (", why, "); expected a folder ", user,
-                             " can write at this absolute path on every node; fix: ", fix));
-  }
-  if (!have_fs) {
-    return Result(kCheckWorkdir, CheckStatus::kSkip,
-                  absl::StrCat(workdir, ": ", note, "; free space not checked (statvfs ", dir,
-                               ": ", fs_error, ")"));
-  }
-  uint64_t free_bytes = static_cast<uint64_t>(fs.f_bavail) * fs.f_frsize;
-  uint64_t held = HeldBytes(request.manifest);
-  uint64_t more = request.sync_bytes > held ? request.sync_bytes - held : 0;
-  if (more > free_bytes) {
-    return fail(absl::StrCat(workdir, ": ", MiB(free_bytes), " MiB free, the sync needs ",
-                             MiB(more + 1048575), " MiB; expected at least the sync's size "
-                             "free; fix: free space on the filesystem of ", dir,
-                             ", or choose another workdir"));
-  }
-  return Result(kCheckWorkdir, CheckStatus::kOk,
-                absl::StrCat(workdir, ": ", note, ", ", MiB(free_bytes), " MiB free"));
-}
 
 CheckResult CheckPython(const PreflightRequest& request, const Activation& activation) {
   bool venv = !request.venv.empty();

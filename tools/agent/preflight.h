@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "tools/protocol/check_line.h"
+#include "tools/agent/workdir_check.h"  // CheckWorkdir
 #include "tools/protocol/preflight_request.h"
 
 namespace fleetplan {
@@ -49,7 +50,6 @@ int RunPreflight(const PreflightRequest& request, const Activation& activation, 
 
 // The checks one by one, for tests. Each returns its result; the facts a
 // check reports go to `facts` where it takes one.
-CheckResult CheckWorkdir(const PreflightRequest& request);
 CheckResult CheckPython(const PreflightRequest& request, const Activation& activation);
 CheckResult CheckConnect(const PreflightRequest& request);
 CheckResult CheckNccl(const PreflightRequest& request,

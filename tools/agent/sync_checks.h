@@ -1,10 +1,9 @@
 #ifndef FLEETPLAN_TOOLS_AGENT_SYNC_CHECKS_H_
 #define FLEETPLAN_TOOLS_AGENT_SYNC_CHECKS_H_
 
-// The checks around a sync that the agent makes itself: the tree check
-// after it (`--verify-tree`, and the apply session's verify) and the
-// workdir check before it (the apply session's; the first sync, before the
-// agent is there, runs the plan's shell version).
+// The check after a sync that the agent makes itself: the tree check
+// (`--verify-tree`, and the apply session's verify). The one before it is
+// the workdir check (workdir_check.h).
 
 #include <cstdint>
 #include <string>
@@ -20,11 +19,6 @@ struct TreeCheckReport {
 };
 TreeCheckReport CheckSyncedTree(const std::string& root, const std::string& manifest_path);
 
-// The workdir check before a sync, as the plan's shell version
-// (WorkdirCheckScript) says it: `workdir` and `state_dir` can be created and
-// written, and `bytes` fit. The check line; `*status` 1 when it failed.
-std::string CheckWorkdir(const std::string& workdir, const std::string& state_dir, uint64_t bytes,
-                         int* status);
 
 }  // namespace fleetplan
 

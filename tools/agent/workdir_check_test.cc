@@ -1,4 +1,4 @@
-#include "tools/agent/sync_checks.h"
+#include "tools/agent/workdir_check.h"
 
 #include <stdlib.h>
 
@@ -34,7 +34,7 @@ class WorkdirCheckTest : public ::testing::Test {
     NodeSpec node;
     node.name = "n";
     node.workdir = workdir;
-    std::string agent = CheckWorkdir(workdir, NodeStateDir(node), bytes, agent_status);
+    std::string agent = CheckWorkdirBeforeSync(workdir, NodeStateDir(node), bytes, agent_status);
     SubprocessOptions shell;
     shell.argv = {"/bin/sh", "-c", WorkdirCheckScript(node, bytes)};
     absl::StatusOr<Completed> ran = RunToCompletion(shell, absl::Seconds(30));
