@@ -10,11 +10,14 @@ std::string FormatMetrics(const MetricsRecord& record) {
                          {"step", record.step},
                          {"rank", record.rank},
                          {"world_size", record.world_size}};
+  if (record.epochs > 0) line["epochs"] = record.epochs;
+  if (record.steps_per_epoch > 0) line["steps_per_epoch"] = record.steps_per_epoch;
   if (record.loss) line["loss"] = *record.loss;
   if (record.test_accuracy) line["test_accuracy"] = *record.test_accuracy;
   if (record.samples_per_sec) line["samples_per_sec"] = *record.samples_per_sec;
   if (record.samples_seen) line["samples_seen"] = *record.samples_seen;
   if (record.param_digest) line["param_digest"] = *record.param_digest;
+  if (record.seconds) line["seconds"] = *record.seconds;
   return line.dump();
 }
 

@@ -21,11 +21,14 @@ struct MetricsRecord {
   int64_t step = 0;  // global optimizer steps taken so far
   int rank = 0;
   int world_size = 1;
+  int64_t epochs = 0;           // of the whole run (0: unknown)
+  int64_t steps_per_epoch = 0;  // (0: unknown)
   std::optional<double> loss;
   std::optional<double> test_accuracy;
   std::optional<double> samples_per_sec;
   std::optional<int64_t> samples_seen;  // by all ranks together
   std::optional<std::string> param_digest;
+  std::optional<double> seconds;  // "done": since the training started
 };
 
 // The record as a single-line JSON object.

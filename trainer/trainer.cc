@@ -205,6 +205,8 @@ class Loop {
     FP_RETURN_IF_ERROR(SumOverRanks(s_, seen));
     MetricsRecord done = Record("done", (step_ - 1) / steps_per_epoch);
     done.samples_seen = static_cast<int64_t>(seen[0]);
+    done.test_accuracy = last_test_accuracy_;
+    done.seconds = absl::ToDoubleSeconds(absl::Now() - started_);
     Write(done);
     return absl::OkStatus();
   }
@@ -267,6 +269,7 @@ class Loop {
     record.samples_per_sec = samples_per_sec;
     if (s_.test) {
       FP_ASSIGN_OR_RETURN(record.test_accuracy, Evaluate(s_, env_));
+      last_test_accuracy_ = record.test_accuracy;
     }
     Write(record);
     epoch_loss_ = epoch_samples_ = 0;
@@ -290,6 +293,8 @@ class Loop {
     record.step = step_;
     record.rank = env_.rank;
     record.world_size = env_.world_size;
+    record.epochs = o_.epochs;
+    record.steps_per_epoch = s_.train->StepsPerEpoch();
     if (o_.param_digest) record.param_digest = ParameterDigest(*s_.model);
     return record;
   }
@@ -309,6 +314,8 @@ class Loop {
   double interval_samples_ = 0, epoch_samples_ = 0;
   int64_t samples_seen_ = 0;
   Throughput interval_speed_, epoch_speed_;
+  std::optional<double> last_test_accuracy_;  // of the last epoch's evaluation
+  const absl::Time started_ = absl::Now();
 };
 
 }  // namespace

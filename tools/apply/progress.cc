@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
 #include "tools/util/ansi_style.h"
+#include "tools/util/human_units.h"
 
 namespace fleetplan {
 namespace {
@@ -39,7 +40,7 @@ absl::string_view StatusColor(StepStatus status) {
 }
 
 std::string Seconds(absl::Duration elapsed) {
-  return absl::StrFormat("%.1fs", absl::ToDoubleSeconds(elapsed));
+  return FormatElapsed(elapsed);
 }
 
 class PlainReporter : public ProgressReporter {
@@ -246,17 +247,6 @@ class LiveReporter : public ProgressReporter {
 
 }  // namespace
 
-std::string FormatBytes(uint64_t bytes) {
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB"};
-  double value = bytes / 1024.0;
-  int unit = 0;
-  while (value >= 1024 && unit < 3) {
-    value /= 1024;
-    ++unit;
-  }
-  return absl::StrFormat("%.1f %s", value, units[unit]);
-}
 
 std::string SyncSummaryLine(const std::vector<SyncTraffic>& nodes, absl::Duration elapsed) {
   uint64_t uplink = 0, bytes = 0;

@@ -42,8 +42,6 @@ struct SyncTraffic {
   std::string from;  // the node a relayed node's files came from
 };
 
-// "12.3 MiB" (B, KiB, MiB, GiB).
-std::string FormatBytes(uint64_t bytes);
 
 // "sync: 40.0 MiB sent from this machine for 80.0 MiB written on 2 nodes in
 // 3.2s (head 40.0 MiB direct 3.1s, w1 0 B relay 0.2s)".

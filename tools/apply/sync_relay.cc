@@ -28,6 +28,7 @@
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/relay_contract.h"
 #include "tools/util/digest.h"
+#include "tools/util/human_units.h"
 #include "tools/util/shell_quote.h"
 
 namespace fleetplan {

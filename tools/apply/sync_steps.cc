@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "tools/protocol/node_layout.h"
+#include "tools/util/human_units.h"
 
 namespace fleetplan {
 
