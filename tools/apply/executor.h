@@ -38,6 +38,7 @@
 #include "tools/spec/cluster_spec.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/sync_tree.h"
+#include "tools/util/exit_codes.h"
 
 namespace fleetplan {
 
@@ -81,12 +82,6 @@ struct ApplyOptions {
   // Told what the lock waits for, or whose stale lock it took over.
   std::function<void(absl::string_view)> on_lock_message;
 };
-
-// Exit codes of apply besides a job's own status.
-inline constexpr int kExitApplyFailed = 1;
-inline constexpr int kExitInterrupted = 130;
-// Another apply, stop or destroy of the spec holds its lock.
-inline constexpr int kExitLocked = 73;
 
 struct ApplyResult {
   // 0; kExitApplyFailed when a step failed; the failing rank's exit status
