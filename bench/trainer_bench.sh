@@ -46,7 +46,7 @@ case "$(readlink -f "$train")" in
   */bazel-out/*) echo "$train is not an optimized build: use bazel run -c opt //bench:trainer_bench" >&2; exit 2 ;;
 esac
 for tool in /usr/bin/time /usr/bin/python3; do
-  [[ -x "$tool" ]] || { echo "$tool is missing (tools/install-deps.sh)" >&2; exit 1; }
+  [[ -x "$tool" ]] || { echo "$tool is missing (tools/install-deps.sh --bench)" >&2; exit 1; }
 done
 
 work="$(mktemp -d)"

@@ -1,27 +1,54 @@
 #!/usr/bin/env bash
-# Installs, idempotently, every Debian package that fleetplan's build, tests,
-# benchmarks and demos need. Safe to run again: it installs only what is missing.
+# Installs, idempotently, the Debian packages a purpose needs; only what is
+# missing. Purposes (several may be given):
+#
+#   (none)        build fleetplan and run it: the compiler, Bazel, the libraries
+#                 the code links, LibTorch and the demo's training data
+#   --test-beds   the above, and what the tests need: GoogleTest, clang's
+#                 libFuzzer, the Docker daemon and sshd of the multi-node test
+#                 bed, Slurm's daemons and munge (tools/test-all.sh)
+#   --bench       the above, and the peers the benchmarks compare with: pdsh,
+#                 ansible, rsync, PyTorch for Python, hyperfine (bench/)
+#   --all         all of them
+#
+# On a machine with systemd, installing docker.io, munge and Slurm's daemons
+# starts their services; the test beds start their own and need none of them.
 set -euo pipefail
 
-packages=(
-  # build
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+
+build=(
   bazel-bootstrap bazel-platforms g++ git
-  # libraries the code links
+  # libraries the code links; libslurm-dev: the slurm transport's job lookups
   libabsl-dev libre2-dev libtomlplusplus-dev libssh-dev nlohmann-json3-dev
-  libcurl4-openssl-dev libarchive-dev libxxhash-dev zlib1g-dev libssl-dev
+  libcurl4-openssl-dev libarchive-dev libxxhash-dev zlib1g-dev libssl-dev libslurm-dev
   libtorch-dev libgloo-dev
-  # tests; clang and its libFuzzer and sanitizer runtimes for //tools/spec:spec_fuzzer
-  libgtest-dev libgmock-dev clang-14 libclang-rt-14-dev
-  # training data
+  # the demo's training data
   dataset-fashion-mnist
+)
+test_beds=(
+  # unit tests; clang and its libFuzzer and sanitizer runtimes for the fuzz targets
+  libgtest-dev libgmock-dev clang-14 libclang-rt-14-dev
   # multi-node test bed: a Docker daemon and sshd for the node image
   docker.io openssh-server openssh-client iproute2 procps
-  # Slurm test bed and the slurm transport: controller, node daemon, client commands, munge,
-  # the C API (job lookups); tini is the node containers' init
-  slurmctld slurmd slurm-client munge tini libslurm-dev
-  # peers for side-by-side benchmarks
+  # Slurm test bed: controller, node daemon, client commands, munge; tini is
+  # the node containers' init
+  slurmctld slurmd slurm-client munge tini
+)
+bench=(
   pdsh ansible rsync python3-torch time hyperfine
 )
+
+packages=("${build[@]}")
+for arg in "$@"; do
+  case $arg in
+    --test-beds) packages+=("${test_beds[@]}") ;;
+    --bench) packages+=("${bench[@]}") ;;
+    --all) packages+=("${test_beds[@]}" "${bench[@]}") ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install-deps: unknown argument $arg" >&2; usage >&2; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do

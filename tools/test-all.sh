@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Installs what is missing, starts the test bed's Docker daemon, runs every
-# test. Extra arguments go to `bazel test` (e.g. --config=ci --keep_going).
+# Installs what the tests need (install-deps.sh --test-beds), starts the test
+# bed's Docker daemon, runs every test. Extra arguments go to `bazel test`
+# (e.g. --config=ci --keep_going).
 #
 # The daemon is started here, before Bazel, because Bazel ends every process
 # a test leaves behind when that test ends: a daemon started by the first
@@ -9,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-./tools/install-deps.sh
+./tools/install-deps.sh --test-beds
 tests/testbed/dockerd.sh ensure >/dev/null
 # Where a GPU is, build the NCCL process group in so that the GPU tests
 # (tag "gpu") run instead of skipping.

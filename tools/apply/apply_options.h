@@ -1,9 +1,9 @@
 #ifndef FLEETPLAN_TOOLS_APPLY_APPLY_OPTIONS_H_
 #define FLEETPLAN_TOOLS_APPLY_APPLY_OPTIONS_H_
 
-// What apply is told (ApplyOptions) and what it answers (ApplyResult, and
-// its exit codes besides a job's own status): shared by the executor and
-// the runners of its steps.
+// What apply is told (ApplyOptions) and what it answers (ApplyResult; its
+// exit codes are tools/util/exit_codes.h's): shared by the executor and the
+// runners of its steps.
 
 #include <functional>
 #include <string>
@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "plugins/transport.h"
 #include "tools/spec/cluster_spec.h"
+#include "tools/util/exit_codes.h"
 
 namespace fleetplan {
 
@@ -55,12 +56,6 @@ struct ApplyOptions {
   // Told what the lock waits for, or whose stale lock it took over.
   std::function<void(absl::string_view)> on_lock_message;
 };
-
-// Exit codes of apply besides a job's own status.
-inline constexpr int kExitApplyFailed = 1;
-inline constexpr int kExitInterrupted = 130;
-// Another apply, stop or destroy of the spec holds its lock.
-inline constexpr int kExitLocked = 73;
 
 struct ApplyResult {
   // 0; kExitApplyFailed when a step failed; the failing rank's exit status

@@ -16,12 +16,9 @@
 #include "absl/time/time.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/plan/plan.h"
+#include "tools/util/exit_codes.h"
 
 namespace fleetplan {
-
-// apply's exit code when the connection to a node was lost while it
-// followed the job, which goes on without it (EX_TEMPFAIL: look later).
-inline constexpr int kExitDetached = 75;
 
 enum class StepStatus { kRunning, kChanged, kUnchanged, kFailed, kCancelled };
 

@@ -231,8 +231,8 @@ int RunPlanCommand(const PlanCommand& command) {
     absl::Status saved = SavePlan(plan, out);
     if (!saved.ok()) return Fail("plan", saved.message(), kExitApplyFailed);
     // On stderr, so that `plan --json` output stays one JSON document.
-    std::fprintf(stderr, "Saved the plan to %s; apply exactly this plan with:\n"
-                         "  bazel run //tools:apply -- %s\n", out.c_str(), out.c_str());
+    std::fprintf(stderr, "Saved the plan to %s; apply exactly this plan with:\n  %s\n",
+                 out.c_str(), CommandHint("apply", out).c_str());
   }
   return 0;
 }
@@ -256,6 +256,16 @@ int RunApplyCommand(ApplyCommand command) {
   if (command.destroy) {
     return Destroy(prepared->spec, command.options.transport, command.options.lock_timeout);
   }
+  command.options.workspace = WorkspaceDirectory(command.workspace);
+  if (prepared->spec.job.program_is_label() && command.options.workspace.empty()) {
+    ReleaseSpec(prepared->spec).IgnoreError();
+    return Fail("apply",
+                absl::StrCat("the program ", prepared->spec.job.program,
+                             " is a Bazel label: it is built in its workspace, and the current "
+                             "directory is in none; run fleetplan inside the workspace or pass "
+                             "--workspace DIR"),
+                kExitBadInput);
+  }
   // Every secret has a value here before any node is connected to.
   if (absl::Status read = ReadSecrets(prepared->spec, &command.options); !read.ok()) {
     ReleaseSpec(prepared->spec).IgnoreError();
@@ -265,13 +275,12 @@ int RunApplyCommand(ApplyCommand command) {
   absl::StatusOr<std::string> agent = FindAgent(command.argv0, command.agent);
   if (!agent.ok()) return Fail("apply", agent.status().message(), kExitApplyFailed);
   command.options.agent_path = *agent;
-  command.options.workspace = WorkspaceDirectory(command.workspace);
   // The lifecycle commands, as the user would type them for this spec.
   std::string spec_arg = absl::EndsWith(command.target, ".toml") ? command.target
                                                                  : prepared->spec.spec_path;
-  command.options.status_command = absl::StrCat("bazel run //tools:status -- ", spec_arg);
-  command.options.logs_command = absl::StrCat("bazel run //tools:logs -- ", spec_arg, " --follow");
-  command.options.stop_command = absl::StrCat("bazel run //tools:stop -- ", spec_arg);
+  command.options.status_command = CommandHint("status", spec_arg);
+  command.options.logs_command = CommandHint("logs", absl::StrCat(spec_arg, " --follow"));
+  command.options.stop_command = CommandHint("stop", spec_arg);
 
   std::vector<std::string> nodes;
   for (const NodeSpec& node : prepared->spec.nodes) nodes.push_back(node.name);

@@ -15,6 +15,8 @@ namespace fleetplan {
 namespace {
 
 constexpr char kAgentRunfile[] = "fleetplan/tools/agent/fleetplan-agent";
+// Where the install puts the agent, from the folder holding `fleetplan`.
+constexpr char kInstalledAgent[] = "../lib/fleetplan/fleetplan-agent";
 
 std::string CurrentDirectory() {
   char buffer[PATH_MAX];
@@ -27,6 +29,14 @@ std::string Env(const char* name) {
 }
 
 bool IsExecutable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+bool IsFile(const std::string& path) { return access(path.c_str(), F_OK) == 0; }
+
+std::string SelfPath() {
+  char self[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+  return n > 0 ? std::string(self, n) : "";
+}
 
 }  // namespace
 
@@ -41,7 +51,25 @@ std::string WorkspaceDirectory(const std::string& flag_value) {
   std::string workspace = Env("BUILD_WORKSPACE_DIRECTORY");
   if (!workspace.empty()) return workspace;
   if (!flag_value.empty()) return ResolveUserPath(flag_value);
-  return CurrentDirectory();
+  return EnclosingWorkspace(CurrentDirectory());
+}
+
+std::string EnclosingWorkspace(const std::string& dir) {
+  std::string current = dir;
+  while (!current.empty()) {
+    if (IsFile(current + "/WORKSPACE") || IsFile(current + "/WORKSPACE.bazel")) return current;
+    size_t slash = current.find_last_of('/');
+    if (slash == std::string::npos || current == "/") break;
+    current = slash == 0 ? "/" : current.substr(0, slash);
+  }
+  return "";
+}
+
+std::string CommandHint(const std::string& command, const std::string& args) {
+  if (!Env("BUILD_WORKSPACE_DIRECTORY").empty()) {
+    return absl::StrCat("bazel run //tools:", command, " -- ", args);
+  }
+  return absl::StrCat("fleetplan ", command, " ", args);
 }
 
 absl::StatusOr<std::string> FindAgent(const std::string& argv0,
@@ -52,12 +80,12 @@ absl::StatusOr<std::string> FindAgent(const std::string& argv0,
     return absl::NotFoundError(absl::StrCat("--agent ", path, " is not an executable"));
   }
   std::vector<std::string> candidates;
-  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", kAgentRunfile));
-  char self[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  if (n > 0) {
-    candidates.push_back(absl::StrCat(std::string(self, n), ".runfiles/", kAgentRunfile));
+  std::string self = SelfPath();
+  if (!self.empty()) {
+    candidates.push_back(absl::StrCat(self.substr(0, self.find_last_of('/') + 1), kInstalledAgent));
   }
+  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", kAgentRunfile));
+  if (!self.empty()) candidates.push_back(absl::StrCat(self, ".runfiles/", kAgentRunfile));
   if (std::string runfiles = Env("RUNFILES_DIR"); !runfiles.empty()) {
     candidates.push_back(absl::StrCat(runfiles, "/", kAgentRunfile));
   }
@@ -66,7 +94,8 @@ absl::StatusOr<std::string> FindAgent(const std::string& argv0,
   }
   return absl::NotFoundError(absl::StrCat(
       "cannot find the launch agent (looked at ", absl::StrJoin(candidates, ", "),
-      "); run apply through `bazel run //tools:apply` or pass --agent"));
+      "); install fleetplan (`bazel run //:install`), run it through `bazel run //tools:fleetplan`, "
+      "or pass --agent"));
 }
 
 }  // namespace fleetplan

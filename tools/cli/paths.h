@@ -14,10 +14,22 @@ namespace fleetplan {
 std::string ResolveUserPath(const std::string& path);
 
 // The Bazel workspace the build phase runs in: BUILD_WORKSPACE_DIRECTORY,
-// else `flag_value` (resolved), else the current directory.
+// else `flag_value` (resolved), else the workspace the current directory is
+// in (the nearest folder above holding a WORKSPACE file); "" for none.
 std::string WorkspaceDirectory(const std::string& flag_value);
 
-// The launch agent binary: `flag_value` when given, else
+// The nearest of `dir` and the folders above it that holds a WORKSPACE or
+// WORKSPACE.bazel file; "" for none.
+std::string EnclosingWorkspace(const std::string& dir);
+
+// How the user runs fleetplan's `command` with `args`, for messages that
+// name the next command: `bazel run //tools:CMD -- ARGS` under `bazel run`,
+// else `fleetplan CMD ARGS`.
+std::string CommandHint(const std::string& command, const std::string& args);
+
+// The launch agent binary: `flag_value` when given, else the installed one
+// (../lib/fleetplan/fleetplan-agent from this binary's folder, as
+// `bazel run //:install` and the .deb lay it out), else
 // fleetplan/tools/agent/fleetplan-agent in this binary's runfiles (beside
 // argv[0] or /proc/self/exe, or under $RUNFILES_DIR). NotFound listing the
 // places looked at.

@@ -2,7 +2,10 @@
 
 #include <stdlib.h>
 
+#include "absl/strings/match.h"
 #include "gtest/gtest.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -21,6 +24,28 @@ TEST(PathsTest, WorkspacePrefersBazelsVariable) {
   EXPECT_EQ(WorkspaceDirectory("/other"), "/ws");
   unsetenv("BUILD_WORKSPACE_DIRECTORY");
   EXPECT_EQ(WorkspaceDirectory("/other"), "/other");
+}
+
+TEST(PathsTest, CommandHintsSayHowTheUserRunsFleetplan) {
+  setenv("BUILD_WORKSPACE_DIRECTORY", "/ws", 1);
+  EXPECT_EQ(CommandHint("status", "a.toml"), "bazel run //tools:status -- a.toml");
+  unsetenv("BUILD_WORKSPACE_DIRECTORY");
+  EXPECT_EQ(CommandHint("status", "a.toml"), "fleetplan status a.toml");
+}
+
+TEST(PathsTest, TheEnclosingWorkspaceIsTheNearestFolderWithAWorkspaceFile) {
+  std::string root = MakeTempDir();
+  ASSERT_THAT(WriteFileAtomic(root + "/ws/WORKSPACE", "", 0644), IsOk());
+  ASSERT_THAT(WriteFileAtomic(root + "/ws/inner/WORKSPACE.bazel", "", 0644), IsOk());
+  ASSERT_THAT(MakeDirs(root + "/ws/pkg/sub"), IsOk());
+  ASSERT_THAT(MakeDirs(root + "/ws/inner/deep"), IsOk());
+  ASSERT_THAT(MakeDirs(root + "/elsewhere"), IsOk());
+  EXPECT_EQ(EnclosingWorkspace(root + "/ws/pkg/sub"), root + "/ws");
+  EXPECT_EQ(EnclosingWorkspace(root + "/ws"), root + "/ws");
+  EXPECT_EQ(EnclosingWorkspace(root + "/ws/inner/deep"), root + "/ws/inner");
+  // Nothing under `root` (the temporary folder may itself be in a workspace).
+  EXPECT_FALSE(absl::StartsWith(EnclosingWorkspace(root + "/elsewhere"), root));
+  EXPECT_EQ(EnclosingWorkspace("/proc/self"), "");
 }
 
 TEST(PathsTest, AgentFlagMustBeExecutable) {

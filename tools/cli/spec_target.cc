@@ -72,16 +72,4 @@ int FailWith(absl::string_view command, const absl::Status& status) {
                                                                           : kExitApplyFailed);
 }
 
-absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv,
-                                                   const char* main_file) {
-  absl::StatusOr<std::vector<std::string>> positional = ParseMainFlags(argc, argv, main_file);
-  if (!positional.ok()) return positional.status();
-  if (positional->size() != 2) {
-    return absl::InvalidArgumentError("expected one spec file (see --help)");
-  }
-  JobTarget target;
-  target.spec = (*positional)[1];
-  return target;
-}
-
 }  // namespace fleetplan

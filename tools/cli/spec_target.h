@@ -28,12 +28,6 @@ struct JobTarget {
   absl::Duration lock_timeout = absl::ZeroDuration();
 };
 
-// The shared front of the job commands' mains: parses the flags (those
-// defined in `main_file`, the main's __FILE__) and expects one spec; the
-// caller sets the rest of the target from its flags. InvalidArgument, to
-// print with the command's name and exit 2, otherwise.
-absl::StatusOr<JobTarget> JobTargetFromCommandLine(int argc, char** argv, const char* main_file);
-
 // The spec, parsed and checked against its transports. InvalidArgument or
 // NotFound for a bad or missing spec.
 absl::StatusOr<ClusterSpec> LoadTarget(const JobTarget& target);

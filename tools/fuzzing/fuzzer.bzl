@@ -8,7 +8,7 @@ what the cc_library deps already declare (their sources through an aspect;
 headers, defines and link flags through CcInfo) and compiles those sources
 once more with clang's `-fsanitize=fuzzer,address,undefined`, in actions of
 its own. The gcc build is untouched; clang-14 and libclang-rt-14-dev
-(tools/install-deps.sh) provide the compiler and the libFuzzer runtime.
+(tools/install-deps.sh --test-beds) provide the compiler and the libFuzzer runtime.
 System libraries (Abseil, RE2) are linked as built by Debian, not
 instrumented.
 """

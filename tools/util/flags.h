@@ -9,11 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "tools/util/exit_codes.h"
 
 namespace fleetplan {
-
-// Exit code for bad input: spec errors, stale plans, unknown flags.
-inline constexpr int kExitBadInput = 2;
 
 // argv with `--connect-timeout=5` spelled `--connect_timeout=5` (Abseil's
 // spelling); values and everything after `--` are left alone.

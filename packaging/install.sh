@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Installs fleetplan from this checkout:
+#
+#   bazel run //:install -- [--prefix=DIR] [--destdir=DIR]
+#
+#   PREFIX/bin/fleetplan                          the command
+#   PREFIX/lib/fleetplan/fleetplan-agent, train   found by fleetplan beside itself
+#   PREFIX/share/man/man1/fleetplan*.1            man fleetplan, man fleetplan-apply, ...
+#   PREFIX/share/bash-completion/completions/fleetplan
+#   PREFIX/share/zsh/site-functions/_fleetplan
+#   PREFIX/share/fleetplan/examples/local-demo.toml   the local demo, on the installed trainer
+#
+# --prefix: default ~/.local; a relative one is taken from where you ran
+# bazel. --destdir: write under DIR/PREFIX instead, as for a package.
+set -euo pipefail
+
+usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+
+prefix=""
+destdir=""
+while (($#)); do
+  case $1 in
+    --prefix=*) prefix=${1#--prefix=} ;;
+    --prefix) prefix=${2:?--prefix needs a folder}; shift ;;
+    --destdir=*) destdir=${1#--destdir=} ;;
+    -h|--help) usage; exit 0 ;;
+    *) echo "install: unknown argument $1" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+absolute() {
+  if [[ $1 == /* ]]; then echo "$1"; else echo "${BUILD_WORKING_DIRECTORY:-$PWD}/$1"; fi
+}
+if [[ -z $prefix ]]; then
+  [[ -n ${HOME:-} ]] || { echo "install: no HOME; give --prefix" >&2; exit 2; }
+  prefix="$HOME/.local"
+fi
+prefix=$(absolute "$prefix")
+[[ -z $destdir ]] || destdir=$(absolute "$destdir")
+
+# This script's runfiles: beside it under `bazel run`, else the test's.
+if [[ -d "$0.runfiles/fleetplan" ]]; then
+  files="$0.runfiles/fleetplan"
+elif [[ -n ${RUNFILES_DIR:-${TEST_SRCDIR:-}} ]]; then
+  files="${RUNFILES_DIR:-$TEST_SRCDIR}/fleetplan"
+else
+  echo "install: run me with \`bazel run //:install\`" >&2
+  exit 2
+fi
+
+root="$destdir$prefix"
+put() {  # put MODE SOURCE DEST
+  install -D -m "$1" "$files/$2" "$root/$3"
+}
+put 0755 tools/fleetplan bin/fleetplan
+put 0755 tools/agent/fleetplan-agent lib/fleetplan/fleetplan-agent
+put 0755 trainer/train lib/fleetplan/train
+for page in "$files"/packaging/man/*.1; do
+  put 0644 "packaging/man/${page##*/}" "share/man/man1/${page##*/}"
+done
+put 0644 packaging/fleetplan.bash share/bash-completion/completions/fleetplan
+put 0644 packaging/_fleetplan share/zsh/site-functions/_fleetplan
+mkdir -p "$root/share/fleetplan/examples"
+sed "s|@PREFIX@|$prefix|g" "$files/packaging/local-demo.toml" \
+  >"$root/share/fleetplan/examples/local-demo.toml"
+
+echo "install: fleetplan is in $root/bin"
+[[ -n $destdir ]] && exit 0
+case ":$PATH:" in
+  *":$prefix/bin:"*) ;;
+  *) echo "install: $prefix/bin is not on your PATH; add it (export PATH=\"$prefix/bin:\$PATH\")" ;;
+esac
+echo "install: try: fleetplan plan $prefix/share/fleetplan/examples/local-demo.toml"
+echo "install: zsh completion: add $prefix/share/zsh/site-functions to fpath before compinit"

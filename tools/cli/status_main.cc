@@ -1,0 +1,35 @@
+// `fleetplan status`: the state of the spec's job, read from its nodes.
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/job_commands.h"
+#include "tools/cli/subcommand_mains.h"
+#include "tools/util/exit_codes.h"
+
+namespace fleetplan {
+
+int StatusMain(const CommandLine& line) {
+  CommandDoc doc;
+  doc.usage = {"[--json] [--connect-timeout=SECONDS] SPEC.toml"};
+  doc.description =
+      "Prints one line per node (state, generation, ranks alive, exit statuses, last "
+      "heartbeat) and the job's state, read through the spec's transports. Exit code 0 means "
+      "every node was read, whatever the job's state.";
+  doc.examples = {{"fleetplan status cluster.toml", "the job on every node"},
+                  {"fleetplan status cluster.toml --json", "the same as one JSON object"}};
+  doc.exit_codes = {kExitOk, kExitApplyFailed, kExitBadInput};
+  JobTarget target;
+  FlagSet flags(std::move(doc));
+  flags.Switch("json", &target.json,
+               "Print one JSON object: state (none, running, succeeded, failed, stopped), "
+               "run_id, generation, nodes.");
+  flags.Number("connect-timeout", "SECONDS", &target.transport.connect_timeout_s,
+               "How long to wait for a node to answer.");
+  std::vector<std::string> operands;
+  if (std::optional<int> done = flags.Parse(line, &operands)) return *done;
+  target.spec = operands[0];
+  return RunStatusCommand(target);
+}
+
+}  // namespace fleetplan
