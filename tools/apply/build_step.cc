@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "tools/apply/local_build.h"
 #include "tools/process/files.h"
 #include "tools/plan/node_scripts.h"
@@ -18,6 +19,14 @@ std::string BuiltDigest(const std::string& workspace, const std::string& label) 
   if (!path.ok()) return "";
   absl::StatusOr<std::string> content = ReadFileToString(*path);
   return content.ok() ? DigestHex(*content) : "";
+}
+
+// "//trainer:train" -> "bazel-bin/trainer/train".
+std::string ShortBuiltPath(absl::string_view label) {
+  absl::ConsumePrefix(&label, "//");
+  size_t colon = label.find(':');
+  if (colon == absl::string_view::npos) return absl::StrCat("bazel-bin/", label);
+  return absl::StrCat("bazel-bin/", label.substr(0, colon), "/", label.substr(colon + 1));
 }
 
 }  // namespace
@@ -39,7 +48,8 @@ StepOutcome BuildStep::Run(const Step& step) {
     return StepOutcome::Failed(absl::StrCat("build: ", content.status().message()));
   }
   if (DigestHex(*content) == before) outcome.status = StepStatus::kUnchanged;
-  outcome.detail = *path;
+  // The label and where the workspace shows it, not Bazel's cache path.
+  outcome.detail = absl::StrCat(label, " (", ShortBuiltPath(label), ")");
   absl::MutexLock lock(&mu_);
   built_.push_back({*path, BinRelativePath(LabelTargetName(label))});
   return outcome;

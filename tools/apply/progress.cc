@@ -1,6 +1,7 @@
 #include "tools/apply/progress.h"
 
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -8,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "nlohmann/json.hpp"
+#include "tools/protocol/metric_line.h"
 #include "tools/util/ansi_style.h"
 #include "tools/util/human_units.h"
 
@@ -180,6 +182,9 @@ class LiveReporter : public ProgressReporter {
   }
 
   void OutputLine(absl::string_view, absl::string_view line) override {
+    // On a terminal, the trainer's metric lines read as sentences.
+    std::optional<std::string> readable = HumanMetricLine(line);
+    if (readable.has_value()) line = *readable;
     absl::MutexLock lock(&mu_);
     Erase();
     std::fprintf(out_, "%.*s\n", static_cast<int>(line.size()), line.data());

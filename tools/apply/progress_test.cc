@@ -13,6 +13,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
+constexpr char kMetricLine[] =
+    R"([a/0] {"epoch":0,"epochs":1,"event":"step","loss":0.5,"step":20,"steps_per_epoch":40})";
+
 std::string Capture(ReportStyle style, bool color) {
   char* data = nullptr;
   size_t size = 0;
@@ -26,6 +29,7 @@ std::string Capture(ReportStyle style, bool color) {
     reporter->StepStarted(step);
     reporter->StepFinished(step, StepStatus::kChanged, absl::Milliseconds(1200), "");
     reporter->OutputLine("a", "[a/0] hello");
+    reporter->OutputLine("a", kMetricLine);
     reporter->Finished(false, 3, "rank 0 on node 'a' failed with exit status 3");
   }
   std::fclose(out);
@@ -38,6 +42,7 @@ TEST(ProgressTest, PlainLines) {
   std::string text = Capture(ReportStyle::kPlain, false);
   EXPECT_THAT(text, HasSubstr("[a] sync: changed (1.2s)\n"));
   EXPECT_THAT(text, HasSubstr("[a/0] hello\n"));
+  EXPECT_THAT(text, HasSubstr(std::string(kMetricLine) + "\n")) << "pipes keep the raw line";
   EXPECT_THAT(text, HasSubstr("apply failed: rank 0 on node 'a'"));
   EXPECT_EQ(text.find('\033'), std::string::npos) << "no colour unless asked";
 }
@@ -51,11 +56,12 @@ TEST(ProgressTest, JsonEvents) {
     events.push_back(nlohmann::json::parse(text.substr(start, end - start)));
     start = end + 1;
   }
-  ASSERT_EQ(events.size(), 4u);
+  ASSERT_EQ(events.size(), 5u);
   EXPECT_EQ(events[1]["status"], "changed");
   EXPECT_EQ(events[1]["phase"], "sync");
   EXPECT_EQ(events[2]["line"], "[a/0] hello");
-  EXPECT_EQ(events[3]["exit_code"], 3);
+  EXPECT_EQ(events[3]["line"], kMetricLine) << "machines keep the raw line";
+  EXPECT_EQ(events[4]["exit_code"], 3);
 }
 
 // A relayed node's sync names the node its files came from.
@@ -82,6 +88,8 @@ TEST(ProgressTest, SyncTrafficNamesWhereARelayedNodesFilesCameFrom) {
 
 TEST(ProgressTest, LiveRedrawsWithColour) {
   std::string text = Capture(ReportStyle::kLive, true);
+  EXPECT_THAT(text, HasSubstr("[a/0] epoch 1/1 step 20/40 loss 0.500\n"))
+      << "a terminal reads the trainer's metric lines as sentences";
   EXPECT_THAT(text, HasSubstr("\033[1A"));
   EXPECT_THAT(text, HasSubstr("\033[33mchanged"));
   EXPECT_THAT(text, HasSubstr("[a/0] hello\n"));

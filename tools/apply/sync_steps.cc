@@ -108,7 +108,7 @@ StepOutcome SyncSteps::Direct(const Step& step, const NodeSpec& node) {
                      (result->changed() || sync.ignore_recorded);
   if (!result->changed()) return outcome;
   NoteSynced(*result);
-  outcome.detail = absl::StrCat(result->files_sent, " sent (", result->bytes_sent, " bytes), ",
+  outcome.detail = absl::StrCat(result->files_sent, " sent (", FormatBytes(result->bytes_sent), "), ",
                                 result->files_removed, " removed; ",
                                 FormatBytes(result->bytes_from_here), " from this machine");
   if (result->bytes_from_here < result->bytes_sent) {

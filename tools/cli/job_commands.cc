@@ -19,6 +19,7 @@
 #include "tools/cli/signals.h"
 #include "tools/cli/spec_lock.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/metric_line.h"
 #include "tools/protocol/rank_error.h"
 #include "tools/util/flags.h"
 
@@ -243,7 +244,11 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   JobControl control(spec, (*opened)->connections.open);
   JobControl::LogsCallbacks callbacks;
   callbacks.on_line = [&](const NodeSpec& node, absl::string_view line) {
-    std::string out = target.json ? LogLineJson(node, line) : std::string(line);
+    std::optional<std::string> readable =
+        options.human && !target.json ? HumanMetricLine(line) : std::nullopt;
+    std::string out = target.json       ? LogLineJson(node, line)
+                      : readable ? *std::move(readable)
+                                        : std::string(line);
     absl::MutexLock lock(&out_mu);
     if (options.follow) {
       std::fprintf(stdout, "%s\n", out.c_str());

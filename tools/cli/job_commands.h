@@ -25,6 +25,9 @@ struct LogsCommandOptions {
   int tail = -1;
   std::string run_id;  // empty: the latest
   bool follow = false;
+  // The trainer's metric lines rendered for people (HumanMetricLine); the
+  // main asks for it on a terminal, unless --raw.
+  bool human = false;
 };
 
 // The ranks' output prefixed `[node/rank]`: each node's in turn, or, with

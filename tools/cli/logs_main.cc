@@ -1,5 +1,7 @@
 // `fleetplan logs`: the output of the spec's ranks, read from its nodes.
 
+#include <unistd.h>
+
 #include <string>
 #include <vector>
 
@@ -35,12 +37,16 @@ int LogsMain(const CommandLine& line) {
   flags.Group("Output");
   flags.Switch("json", &target.json,
                "Print one JSON object per line: {\"node\", \"rank\", \"line\"}.");
+  bool raw = false;
+  flags.Switch("raw", &raw,
+               "Print the trainer's metric lines as it wrote them (JSON), also on a terminal.");
   flags.Group("Connecting");
   flags.Number("connect-timeout", "SECONDS", &target.transport.connect_timeout_s,
                "How long to wait for a node to answer.");
   std::vector<std::string> operands;
   if (std::optional<int> done = flags.Parse(line, &operands)) return *done;
   target.spec = operands[0];
+  options.human = !raw && isatty(STDOUT_FILENO) == 1;
   return RunLogsCommand(target, options);
 }
 
