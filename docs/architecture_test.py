@@ -54,6 +54,60 @@ def build_deps(root, package):
     return deps
 
 
+# Where the house rules hold: no function over 60 lines, no class over 15
+# data members (docs/architecture.md, "House rules").
+HOUSE_RULE_PACKAGES = ["tools/apply"]
+MAX_FUNCTION_LINES = 60
+MAX_DATA_MEMBERS = 15
+
+
+def long_functions(path):
+    """Functions defined at column 0 whose body runs over the limit."""
+    lines = open(path).read().split("\n")
+    found, start = [], None
+    for i, line in enumerate(lines):
+        if start is None:
+            if (re.match(r"^[A-Za-z].*\(", line) and not line.rstrip().endswith(";")
+                    and not re.match(r"^(namespace|using|#|class|struct|enum|inline constexpr|constexpr|ABSL_FLAG|TEST)", line)):
+                start = i
+        elif line == "}":
+            if i - start + 1 > MAX_FUNCTION_LINES:
+                found.append(f"{path}:{start + 1}: a function of {i - start + 1} lines")
+            start = None
+        elif line.startswith("}"):
+            start = None
+    return found
+
+
+def crowded_classes(path):
+    """Classes and structs declaring more data members (name ending in _)."""
+    text = open(path).read()
+    found = []
+    for m in re.finditer(r"^( *)(class|struct) (\w+)[^;{]*\{", text, re.M):
+        indent = m.group(1)
+        end = text.find("\n" + indent + "};", m.end())
+        members = 0
+        for line in text[m.end():end].split("\n"):
+            if re.match(r"^" + indent + r"  [\w:<>,\s\*&]+\b\w+_( ABSL_GUARDED_BY\([^)]*\))?( =[^;]*| \{[^;]*\})?;", line):
+                members += 1
+        if members > MAX_DATA_MEMBERS:
+            found.append(f"{path}: {m.group(3)} holds {members} data members")
+    return found
+
+
+def house_rules(root):
+    problems = []
+    for package in HOUSE_RULE_PACKAGES:
+        folder = os.path.join(root, package)
+        for name in sorted(os.listdir(folder)):
+            if name.endswith("_test.cc") or not name.endswith((".cc", ".h")):
+                continue
+            path = os.path.join(folder, name)
+            shown = os.path.join(package, name)
+            problems += [p.replace(path, shown) for p in long_functions(path) + crowded_classes(path)]
+    return problems
+
+
 def main():
     doc_path = os.path.realpath(
         os.path.join(os.environ["TEST_SRCDIR"], "fleetplan", "docs", "architecture.md"))
@@ -78,6 +132,7 @@ def main():
             for dep in sorted(actual):
                 if dep.startswith("plugins/") and dep != "plugins/common":
                     problems.append(f"{package}: depends on another transport, {dep}")
+    problems += house_rules(root)
     for problem in problems:
         print(problem)
     print(f"{len(rows)} packages checked, {len(problems)} problems")
