@@ -88,7 +88,9 @@ def crowded_classes(path):
         end = text.find("\n" + indent + "};", m.end())
         members = 0
         for line in text[m.end():end].split("\n"):
-            if re.match(r"^" + indent + r"  [\w:<>,\s\*&]+\b\w+_( ABSL_GUARDED_BY\([^)]*\))?( =[^;]*| \{[^;]*\})?;", line):
+            # A declaration at the class's own depth: a type, then the name.
+            if re.match(r"^" + indent + r"  [A-Za-z_][\w:<>,\*& ]*[ \*&]\w+_"
+                        r"( ABSL_GUARDED_BY\([^)]*\))?( =[^;]*| \{[^;]*\})?;", line):
                 members += 1
         if members > MAX_DATA_MEMBERS:
             found.append(f"{path}: {m.group(3)} holds {members} data members")

@@ -298,81 +298,111 @@ absl::StatusOr<std::string> LibtorchIdentity(const std::string& path) {
   return absl::StrCat(digest.Hex(), " ", size, " ", resolved);
 }
 
+namespace {
+
+// Where the checks' lines go, and whether one failed.
+class CheckPrinter {
+ public:
+  explicit CheckPrinter(std::FILE* out) : out_(out) {}
+  void Check(const CheckResult& result) {
+    Line(FormatCheckLine(result));
+    failed_ |= result.status == CheckStatus::kFail;
+  }
+  void Fact(absl::string_view name, absl::string_view value) {
+    Line(FormatFactLine(name, value));
+  }
+  bool failed() const { return failed_; }
+
+ private:
+  void Line(const std::string& line) {
+    std::fprintf(out_, "%s\n", line.c_str());
+    std::fflush(out_);
+  }
+  std::FILE* out_;
+  bool failed_ = false;
+};
+
+// The chief's ports: bound, then served (`serving`) until every node's
+// connect check came, so that the connect checks, this node's too, find
+// them. `listeners` keeps them open meanwhile.
+void ListenOnTheChiefsPorts(const PreflightRequest& request, int stop_fd, CheckPrinter& print,
+                            std::vector<Fd>* listeners, std::thread* serving) {
+  std::vector<std::string> problems;
+  for (const PortRole& role : ChiefPorts(request)) {
+    int bound = BindAnyAddress(role.port);
+    if (bound < 0) problems.push_back(BindFailure(role, -bound));
+    else listeners->emplace_back(bound);
+  }
+  if (!problems.empty()) {
+    listeners->clear();
+    print.Check(Result(kCheckPort, CheckStatus::kFail, absl::StrJoin(problems, "; ")));
+    return;
+  }
+  print.Check(Result(kCheckPort, CheckStatus::kOk,
+                     absl::StrCat(PortName(request.master_port, true), " and ",
+                                  PortName(request.supervisor_port, false),
+                                  ": free; listening until the ", request.listen_for,
+                                  " nodes have connected")));
+  print.Fact(kFactListening, absl::StrCat(request.master_port, " ", request.supervisor_port));
+  std::vector<int> fds;
+  for (const Fd& listener : *listeners) fds.push_back(listener.get());
+  *serving = std::thread(
+      [fds, &request, stop_fd] { ServeListeners(fds, request.listen_for, kServeAtMost, stop_fd); });
+}
+
+// The program as the ranks' PATH finds it, the shared libraries it loads,
+// and which LibTorch among them.
+void CheckTheProgram(const PreflightRequest& request, const std::string& path,
+                     CheckPrinter& print) {
+  ProgramFindings program = CheckProgram(request.program, path);
+  print.Check(program.check);
+  if (program.fact.has_value()) print.Fact(program.fact->first, program.fact->second);
+  if (program.interpreter_skipped.has_value()) print.Check(*program.interpreter_skipped);
+  LibrariesResult libraries =
+      CheckLibraries({program.resolved.empty() ? request.program : program.resolved,
+                      request.check_only, ""});
+  print.Check(libraries.check);
+  for (const auto& [name, library] : libraries.resolved) {
+    if (!absl::StartsWith(name, "libtorch_cpu.so")) continue;
+    absl::StatusOr<std::string> identity = LibtorchIdentity(library);
+    if (identity.ok()) {
+      print.Fact(kFactLibtorch, *identity);
+    } else {
+      print.Check(Result(kCheckLibtorch, CheckStatus::kSkip,
+                         absl::StrCat("cannot read ", identity.status().message(),
+                                      "; the same LibTorch on every node not checked")));
+    }
+    break;
+  }
+}
+
+}  // namespace
+
 int RunPreflight(const PreflightRequest& request, const Activation& activation, int stop_fd,
                  std::FILE* out) {
-  bool failed = false;
-  auto print = [&](const CheckResult& result) {
-    std::fprintf(out, "%s\n", FormatCheckLine(result).c_str());
-    std::fflush(out);
-    failed |= result.status == CheckStatus::kFail;
-  };
-  auto print_fact = [&](absl::string_view name, absl::string_view value) {
-    std::fprintf(out, "%s\n", FormatFactLine(name, value).c_str());
-    std::fflush(out);
-  };
-
-  // The chief listens first: every node's connect check, this one's too,
-  // needs both ports served.
+  CheckPrinter print(out);
   std::vector<Fd> listeners;
   std::thread serving;
   if (request.listen_for > 0) {
-    std::vector<std::string> problems;
-    for (const PortRole& role : ChiefPorts(request)) {
-      int bound = BindAnyAddress(role.port);
-      if (bound < 0) problems.push_back(BindFailure(role, -bound));
-      else listeners.emplace_back(bound);
-    }
-    if (!problems.empty()) {
-      listeners.clear();
-      print(Result(kCheckPort, CheckStatus::kFail, absl::StrJoin(problems, "; ")));
-    } else {
-      print(Result(kCheckPort, CheckStatus::kOk,
-                   absl::StrCat(PortName(request.master_port, true), " and ",
-                                PortName(request.supervisor_port, false),
-                                ": free; listening until the ", request.listen_for,
-                                " nodes have connected")));
-      print_fact(kFactListening, absl::StrCat(request.master_port, " ", request.supervisor_port));
-      std::vector<int> fds;
-      for (const Fd& listener : listeners) fds.push_back(listener.get());
-      serving = std::thread(
-          [fds, &request, stop_fd] { ServeListeners(fds, request.listen_for, kServeAtMost, stop_fd); });
-    }
+    ListenOnTheChiefsPorts(request, stop_fd, print, &listeners, &serving);
   }
-
-  print(CheckWorkdir(request));
-  if (!request.venv.empty() || !request.conda.empty()) print(CheckPython(request, activation));
-  print(CheckConnect(request));
+  print.Check(CheckWorkdir(request));
+  if (!request.venv.empty() || !request.conda.empty()) {
+    print.Check(CheckPython(request, activation));
+  }
+  print.Check(CheckConnect(request));
   if (!request.nccl_address.empty()) {
     std::vector<std::pair<std::string, std::string>> facts;
-    print(CheckNccl(request, &facts));
-    for (const auto& [name, value] : facts) print_fact(name, value);
+    print.Check(CheckNccl(request, &facts));
+    for (const auto& [name, value] : facts) print.Fact(name, value);
   }
   // The ranks' PATH: the program and nvidia-smi are looked up as they will be.
   const char* path_env = std::getenv("PATH");
   const std::string path = path_env == nullptr ? "" : path_env;
-  if (!request.gpus.empty()) print(CheckGpus(request.gpus, path));
-  ProgramFindings program = CheckProgram(request.program, path);
-  print(program.check);
-  if (program.fact.has_value()) print_fact(program.fact->first, program.fact->second);
-  if (program.interpreter_skipped.has_value()) print(*program.interpreter_skipped);
-  LibrariesResult libraries =
-      CheckLibraries({program.resolved.empty() ? request.program : program.resolved,
-                      request.check_only, ""});
-  print(libraries.check);
-  for (const auto& [name, path] : libraries.resolved) {
-    if (!absl::StartsWith(name, "libtorch_cpu.so")) continue;
-    absl::StatusOr<std::string> identity = LibtorchIdentity(path);
-    if (identity.ok()) {
-      print_fact(kFactLibtorch, *identity);
-    } else {
-      print(Result(kCheckLibtorch, CheckStatus::kSkip,
-                   absl::StrCat("cannot read ", identity.status().message(),
-                                "; the same LibTorch on every node not checked")));
-    }
-    break;
-  }
+  if (!request.gpus.empty()) print.Check(CheckGpus(request.gpus, path));
+  CheckTheProgram(request, path, print);
   if (serving.joinable()) serving.join();
-  return failed ? 1 : 0;
+  return print.failed() ? 1 : 0;
 }
 
 }  // namespace fleetplan

@@ -45,6 +45,41 @@ std::string BindFailure(const PortRole& role, int error) {
                       "choose another ", role.key, " (above 1023)");
 }
 
+namespace {
+
+// The accepted connections of `clients` still open; those whose client
+// closed first (`polled`, in the same order, says which were read) are
+// closed here.
+std::vector<int> StillOpen(const std::vector<int>& clients, const pollfd* polled) {
+  std::vector<int> open_clients;
+  for (size_t i = 0; i < clients.size(); ++i) {
+    const pollfd& client = polled[i];
+    char buffer[256];
+    ssize_t n = client.revents == 0 ? 1 : read(client.fd, buffer, sizeof(buffer));
+    if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) {
+      open_clients.push_back(client.fd);
+    } else {
+      close(client.fd);  // its client closed first
+    }
+  }
+  return open_clients;
+}
+
+// Accepts one connection of `listener` into `clients`, at most
+// kMaxOpenClients of them (past that the oldest is closed).
+bool Accept(int listener, std::vector<int>* clients) {
+  int client = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+  if (client < 0) return false;
+  if (clients->size() >= kMaxOpenClients) {
+    close(clients->front());
+    clients->erase(clients->begin());
+  }
+  clients->push_back(client);
+  return true;
+}
+
+}  // namespace
+
 void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duration timeout,
                     int stop_fd) {
   absl::Time deadline = absl::Now() + timeout;
@@ -79,29 +114,9 @@ void ServeListeners(const std::vector<int>& listeners, int expect, absl::Duratio
         deadline = std::min(deadline, absl::Now() + kListenAfterStop);
       }
     }
-    std::vector<int> open_clients;
-    for (size_t i = 0; i < clients.size(); ++i) {
-      const pollfd& client = fds[listeners.size() + i];
-      char buffer[256];
-      ssize_t n = client.revents == 0 ? 1 : read(client.fd, buffer, sizeof(buffer));
-      if (n > 0 || (n < 0 && (errno == EINTR || errno == EAGAIN))) {
-        open_clients.push_back(client.fd);
-      } else {
-        close(client.fd);  // its client closed first
-      }
-    }
-    clients = std::move(open_clients);
+    clients = StillOpen(clients, &fds[listeners.size()]);
     for (size_t i = 0; i < listeners.size(); ++i) {
-      if ((fds[i].revents & POLLIN) == 0) continue;
-      int client = accept4(listeners[i], nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
-      if (client < 0) continue;
-      ++accepted[i];
-      // Bounded: past this, the oldest open one is closed.
-      if (clients.size() >= kMaxOpenClients) {
-        close(clients.front());
-        clients.erase(clients.begin());
-      }
-      clients.push_back(client);
+      if ((fds[i].revents & POLLIN) != 0 && Accept(listeners[i], &clients)) ++accepted[i];
     }
   }
   for (int client : clients) close(client);

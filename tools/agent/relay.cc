@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <cerrno>
 #include <cstring>
 #include <map>
@@ -113,7 +114,76 @@ struct Accepted {
       shutdown(fd, SHUT_RDWR);
     }
   }
+  // A new connection, to prove the job's key; past kMaxUnproven, the
+  // oldest unproven one is cut off.
+  void Admit(int fd) {
+    absl::MutexLock lock(&mu);
+    if (unproven.size() >= kMaxUnproven) {
+      shutdown(unproven.front(), SHUT_RDWR);
+      unproven.erase(unproven.begin());
+    }
+    open.insert(fd);
+    unproven.push_back(fd);
+  }
+  // Its handshake ended. Refused: how many were so far.
+  size_t Proved(int fd, bool ok) {
+    absl::MutexLock lock(&mu);
+    auto it = std::find(unproven.begin(), unproven.end(), fd);
+    if (it != unproven.end()) unproven.erase(it);
+    if (ok) {
+      ++proven;
+      return 0;
+    }
+    return ++refused;
+  }
 };
+
+using Say = std::function<void(const std::string&)>;
+
+// One receiver's thread: the handshake with the job's key, then its files.
+void ServeAccepted(int socket, std::shared_ptr<TlsSocket> connection, Accepted& accepted,
+                   RelayStock& stock, const std::string& identity, const Say& say) {
+  absl::Status proven = connection->HandshakeBy(absl::Now() + kHandshakeTimeout);
+  size_t refused = accepted.Proved(socket, proven.ok());
+  if (!proven.ok() && RefusalWorthSaying(refused)) {
+    say(absl::StrCat("relay: refused a connection (", refused, " so far): ", proven.message()));
+  }
+  if (proven.ok()) {
+    absl::Status served = ServeOne(*connection, stock, identity, kStall);
+    if (!served.ok()) say(absl::StrCat("relay: a receiver broke off: ", served.message()));
+  }
+  absl::MutexLock lock(&accepted.mu);
+  accepted.open.erase(socket);
+  connection.reset();  // closes the socket while no one may cut it off
+}
+
+// Waits for the next receiver's connection: its socket, or kNoneYet (call
+// again: `stop` or the deadline may have ended serving), or kPollFailed.
+constexpr int kNoneYet = -1;
+constexpr int kPollFailed = -2;
+int NextReceiver(const ServeLoop& loop, RelayStock& stock, absl::Time* deadline,
+                 bool* lingering, bool* stop) {
+  if (!*lingering && loop.linger != absl::InfiniteDuration()) {
+    if (std::optional<bool> ended = stock.ended(); ended.has_value()) {
+      *lingering = true;
+      *deadline = std::min(*deadline, absl::Now() + (*ended ? loop.linger : absl::ZeroDuration()));
+      return kNoneYet;
+    }
+  }
+  pollfd fds[2] = {{loop.listener, POLLIN, 0}, {loop.stop_fd, POLLIN, 0}};
+  // A short tick, to notice receivers proven meanwhile and the own
+  // receive's end.
+  int wait = std::min(RemainingMs(*deadline), 100);
+  int ready = poll(fds, loop.stop_fd >= 0 ? 2 : 1, wait);
+  if (ready < 0 && errno != EINTR) return kPollFailed;
+  if (ready <= 0) return kNoneYet;
+  if (loop.stop_fd >= 0 && fds[1].revents != 0) {
+    char byte;
+    if (read(loop.stop_fd, &byte, 1) <= 0) *stop = true;
+    return kNoneYet;
+  }
+  return accept4(loop.listener, nullptr, nullptr, SOCK_CLOEXEC);
+}
 
 // Accepts receivers and serves each from a thread of its own until
 // `expect` of them proved the job's key and were served, `stop_fd` ends,
@@ -122,7 +192,7 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
   std::vector<std::thread> senders;
   Accepted accepted;
   absl::Mutex out_mu;
-  auto say = [&](const std::string& line) {
+  Say say = [&](const std::string& line) {
     absl::MutexLock lock(&out_mu);
     std::fprintf(out, "%s\n", line.c_str());
     std::fflush(out);
@@ -130,61 +200,16 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
   absl::Time deadline = loop.deadline;
   bool stop = false, lingering = false;
   while (!stop && accepted.Proven() < loop.expect && absl::Now() < deadline) {
-    if (!lingering && loop.linger != absl::InfiniteDuration()) {
-      if (std::optional<bool> ended = stock.ended(); ended.has_value()) {
-        lingering = true;
-        deadline = std::min(deadline, absl::Now() + (*ended ? loop.linger : absl::ZeroDuration()));
-        continue;
-      }
-    }
-    pollfd fds[2] = {{loop.listener, POLLIN, 0}, {loop.stop_fd, POLLIN, 0}};
-    // A short tick, to notice receivers proven meanwhile and the own
-    // receive's end.
-    int wait = std::min(RemainingMs(deadline), 100);
-    int ready = poll(fds, loop.stop_fd >= 0 ? 2 : 1, wait);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) break;
-    if (ready == 0) continue;
-    if (loop.stop_fd >= 0 && fds[1].revents != 0) {
-      char byte;
-      if (read(loop.stop_fd, &byte, 1) <= 0) stop = true;
-      continue;
-    }
-    int socket = accept4(loop.listener, nullptr, nullptr, SOCK_CLOEXEC);
+    int socket = NextReceiver(loop, stock, &deadline, &lingering, &stop);
+    if (socket == kPollFailed) break;
     if (socket < 0) continue;
     absl::StatusOr<std::unique_ptr<TlsSocket>> tls = TlsSocket::Make(loop.endpoint, socket);
     if (!tls.ok()) continue;  // closed with it
     SetSocketTimeouts(socket, kStall);
-    {
-      absl::MutexLock lock(&accepted.mu);
-      if (accepted.unproven.size() >= kMaxUnproven) {
-        shutdown(accepted.unproven.front(), SHUT_RDWR);
-        accepted.unproven.erase(accepted.unproven.begin());
-      }
-      accepted.open.insert(socket);
-      accepted.unproven.push_back(socket);
-    }
-    senders.emplace_back([&, socket, connection = std::shared_ptr<TlsSocket>(*std::move(tls))]() mutable {
-      absl::Status proven = connection->HandshakeBy(absl::Now() + kHandshakeTimeout);
-      {
-        absl::MutexLock lock(&accepted.mu);
-        auto it = std::find(accepted.unproven.begin(), accepted.unproven.end(), socket);
-        if (it != accepted.unproven.end()) accepted.unproven.erase(it);
-        if (proven.ok()) {
-          ++accepted.proven;
-        } else if (RefusalWorthSaying(++accepted.refused)) {
-          say(absl::StrCat("relay: refused a connection (", accepted.refused,
-                           " so far): ", proven.message()));
-        }
-      }
-      if (proven.ok()) {
-        absl::Status served = ServeOne(*connection, stock, loop.identity, kStall);
-        if (!served.ok()) say(absl::StrCat("relay: a receiver broke off: ", served.message()));
-      }
-      absl::MutexLock lock(&accepted.mu);
-      accepted.open.erase(socket);
-      connection.reset();  // closes the socket while no one may cut it off
-    });
+    accepted.Admit(socket);
+    senders.emplace_back(ServeAccepted, socket, std::shared_ptr<TlsSocket>(*std::move(tls)),
+                         std::ref(accepted), std::ref(stock), std::cref(loop.identity),
+                         std::cref(say));
   }
   // Done accepting. Connections still proving nothing are cut off; told to
   // stop (apply saw every receiver end), so are senders still sending:
