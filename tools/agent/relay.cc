@@ -28,6 +28,7 @@
 #include "tools/agent/relay_stock.h"
 #include "tools/agent/relay_wire.h"
 #include "tools/agent/sockets.h"
+#include "tools/protocol/relay_report.h"
 #include "tools/secure/tls_channel.h"
 #include "tools/process/files.h"
 #include "tools/util/path_policy.h"
@@ -378,10 +379,8 @@ class Receiver {
         absl::StrJoin(named, ", "), mismatches.size() > kNamed ? ", ..." : ""));
   }
 
-  std::string Summary() const {
-    return absl::StrCat("received ", files_.size(), " files (", bytes_, " bytes) from ",
-                        used_.empty() ? "none" : absl::StrJoin(used_, " and "), ", removed ",
-                        removed_);
+  RelayReceived Received() const {
+    return {files_.size(), bytes_, used_, static_cast<uint64_t>(removed_)};
   }
 
  private:
@@ -516,7 +515,7 @@ int RunRelayServe(const RelayServeOptions& options, std::FILE* out) {
     return 1;
   }
   Fd listening(listener);
-  std::fprintf(out, "relay: serving %s on port %d\n", options.root.c_str(), options.port);
+  std::fprintf(out, "%s\n", RelayServingLine({options.port}).c_str());
   std::fflush(out);
   signal(SIGPIPE, SIG_IGN);
   // Every entry is in place: the chief's sync completed and was recorded.
@@ -560,8 +559,9 @@ int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
                                                       : options.parent_connect_timeout);
       if (!absl::IsUnavailable(status)) break;
       if (!last) {
-        std::fprintf(out, "%s%s\n", std::string(kRelayFallbackNote).c_str(),
-                     std::string(status.message()).c_str());
+        std::fprintf(out, "%s\n",
+                     RelayFallbackLine({options.sources[i].node, std::string(status.message())})
+                         .c_str());
         std::fflush(out);
       }
     }
@@ -581,7 +581,7 @@ int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out) {
     std::fprintf(out, "relay: %s\n", std::string(status.message()).c_str());
     return 1;
   }
-  std::fprintf(out, "%s\n", receiver.Summary().c_str());
+  std::fprintf(out, "%s\n", RelayReceivedLine(receiver.Received()).c_str());
   return 0;
 }
 

@@ -89,9 +89,8 @@ struct RelayReceiveOptions {
 // kExitRelayUnreachable when no source answered or the last one broke off
 // (apply then sends directly); 1 when a source was stale or the tree
 // fails its check (the recorded manifest is then emptied so that the next
-// sync resends everything). Prints kRelayFallbackNote lines for each
-// source given up, and one summary line: "received N files (B bytes) from
-// NODE[ and NODE], removed M".
+// sync resends everything). Prints a RelayFallback line for each source
+// given up, and a RelayReceived line at the end (relay_report.h).
 int RunRelayReceive(const RelayReceiveOptions& options, std::FILE* out);
 
 }  // namespace fleetplan

@@ -27,6 +27,7 @@
 #include "tools/agent/sockets.h"
 #include "tools/agent/test_ports.h"
 #include "tools/process/files.h"
+#include "tools/protocol/relay_report.h"
 #include "tools/secure/tls_channel.h"
 #include "tools/sync/manifest.h"
 #include "tools/util/digest.h"
@@ -35,6 +36,7 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
@@ -218,8 +220,10 @@ TEST_F(RelayTest, ReceiverEndsWithTheServedTreeAndItsManifest) {
   receive.expect_digest = DigestHex(text_);
   std::string said;
   EXPECT_EQ(ServeAndReceive(receive, &said), 0) << said;
-  EXPECT_THAT(said, HasSubstr("received 3 files"));
-  EXPECT_THAT(said, HasSubstr("removed 1"));
+  std::optional<RelayReceived> received = ParseRelayReport(said).received;
+  ASSERT_TRUE(received.has_value()) << said;
+  EXPECT_EQ(received->files, 3u);
+  EXPECT_EQ(received->removed, 1u);
   EXPECT_THAT(FindTreeMismatches(node_, manifest_), IsEmpty());
   EXPECT_NE(access((node_ + "/old.txt").c_str(), F_OK), 0);
   struct stat info {};
@@ -232,7 +236,10 @@ TEST_F(RelayTest, ASecondReceiveFetchesNothing) {
   std::string said;
   ASSERT_EQ(ServeAndReceive({}, &said), 0) << said;
   EXPECT_EQ(ServeAndReceive({}, &said), 0) << said;
-  EXPECT_THAT(said, HasSubstr("received 0 files (0 bytes)"));
+  std::optional<RelayReceived> received = ParseRelayReport(said).received;
+  ASSERT_TRUE(received.has_value()) << said;
+  EXPECT_EQ(received->files, 0u);
+  EXPECT_EQ(received->bytes, 0u);
 }
 
 TEST_F(RelayTest, AStaleManifestOnTheServerFails) {
@@ -375,9 +382,12 @@ TEST_F(RelayTest, ABigFileAndManySmallOnesCrossThreeHopsByteForByte) {
   std::fclose(server_out);
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(exits[i], 0) << said[i];
-    EXPECT_THAT(said[i], HasSubstr(absl::StrCat("received 403 files (",
-                                                kBig + 6 + 18 + small_bytes, " bytes) from ",
-                                                from[i].first, ", removed 0")));
+    std::optional<RelayReceived> received = ParseRelayReport(said[i]).received;
+    ASSERT_TRUE(received.has_value()) << said[i];
+    EXPECT_EQ(received->files, 403u);
+    EXPECT_EQ(received->bytes, kBig + 6 + 18 + small_bytes);
+    EXPECT_THAT(received->from, ElementsAre(from[i].first));
+    EXPECT_EQ(received->removed, 0u);
     ExpectChiefsTree(roots[i]);
   }
 }
@@ -403,7 +413,10 @@ TEST_F(RelayTest, AParentStillReceivingServesItsChildWhatItHasWritten) {
   child_node.join();
   EXPECT_EQ(parent_exit, 0) << parent_said;
   EXPECT_EQ(child_exit, 0) << child_said;
-  EXPECT_THAT(child_said, HasSubstr("from n1, removed 0"));
+  std::optional<RelayReceived> received = ParseRelayReport(child_said).received;
+  ASSERT_TRUE(received.has_value()) << child_said;
+  EXPECT_THAT(received->from, ElementsAre("n1"));
+  EXPECT_EQ(received->removed, 0u);
   ExpectChiefsTree(parent);
   ExpectChiefsTree(node_);
 }
@@ -440,9 +453,16 @@ TEST_F(RelayTest, AChildWhoseParentIsKilledMidFileGetsTheRestFromTheChief) {
   server.join();
   std::fclose(server_out);
   EXPECT_EQ(exit, 0) << said;
-  EXPECT_THAT(said, HasSubstr("relay: falling back from n1 at 127.0.0.1:"));
+  RelayReport report = ParseRelayReport(said);
+  ASSERT_EQ(report.fallbacks.size(), 1u) << said;
+  EXPECT_EQ(report.fallbacks[0].from, "n1");
+  EXPECT_THAT(report.fallbacks[0].why, HasSubstr("n1 at 127.0.0.1:"));
   // a.txt came from the parent before big.bin.
-  EXPECT_THAT(said, HasSubstr("received 3 files (8388632 bytes) from n1 and chief, removed 0"));
+  ASSERT_TRUE(report.received.has_value()) << said;
+  EXPECT_EQ(report.received->files, 3u);
+  EXPECT_EQ(report.received->bytes, 8388632u);
+  EXPECT_THAT(report.received->from, ElementsAre("n1", "chief"));
+  EXPECT_EQ(report.received->removed, 0u);
   ExpectChiefsTree(node_);
   // The parent left its part behind, never renamed into place.
   EXPECT_NE(access((parent + "/big.bin").c_str(), F_OK), 0);
@@ -473,8 +493,11 @@ TEST_F(RelayTest, AParentWhoseSourceFailsBreaksItsChildOffToTheNextSource) {
   EXPECT_EQ(parent_exit, kExitRelayUnreachable) << parent_said;
   EXPECT_THAT(parent_said, HasSubstr("the connection closed early"));
   EXPECT_EQ(exit, 0) << said;
-  EXPECT_THAT(said, HasSubstr("relay: falling back from n1 at 127.0.0.1:"));
-  EXPECT_THAT(said, HasSubstr("from n1 and chief, removed 0"));
+  RelayReport report = ParseRelayReport(said);
+  ASSERT_EQ(report.fallbacks.size(), 1u) << said;
+  EXPECT_THAT(report.fallbacks[0].why, HasSubstr("n1 at 127.0.0.1:"));
+  ASSERT_TRUE(report.received.has_value()) << said;
+  EXPECT_THAT(report.received->from, ElementsAre("n1", "chief"));
   ExpectChiefsTree(node_);
 }
 

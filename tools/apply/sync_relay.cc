@@ -27,6 +27,7 @@
 #include "tools/plan/node_scripts.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/relay_contract.h"
+#include "tools/protocol/relay_report.h"
 #include "tools/util/digest.h"
 #include "tools/util/human_units.h"
 #include "tools/util/shell_quote.h"
@@ -125,7 +126,7 @@ void SyncSteps::RelayFrom(const std::vector<const Step*>& others) {
              [&](absl::string_view chunk) {
                absl::MutexLock lock(&served_mu);
                absl::StrAppend(&served, chunk);
-               if (!listening.HasBeenNotified() && absl::StrContains(served, "relay: serving")) {
+               if (!listening.HasBeenNotified() && ParseRelayReport(served).serving.has_value()) {
                  listening.Notify();
                }
              },
@@ -346,19 +347,15 @@ StepOutcome SyncSteps::ReadyToFetch(const NodeSpec& node, const ManifestEntry* a
 void SyncSteps::Fetched(const NodeSpec& node, const NodeSpec& parent, uint64_t bytes,
                         uint64_t uplink, const std::string& output, StepOutcome* outcome) {
   const NodeSpec& chief = context_.spec.chief();
-  outcome->detail = absl::StrCat(LastLine(output), "; ", FormatBytes(uplink), " from this machine");
-  // The agent said when it gave up on its parent; that line goes in the
-  // step's detail too.
-  size_t fell_back = absl::string_view(output).find(kRelayFallbackNote);
-  if (fell_back != std::string::npos) {
-    absl::string_view note = absl::string_view(output).substr(fell_back);
-    note = note.substr(0, note.find('\n'));
-    absl::StrAppend(&outcome->detail, " (", note, ")");
-  }
-  NoteTraffic({node.name,
-               fell_back == std::string::npos ? "relay" : "relay (fallback to the chief)",
-               bytes, uplink, absl::Duration(),
-               fell_back == std::string::npos ? parent.name : chief.name});
+  RelayReport report = ParseRelayReport(output);
+  outcome->detail = absl::StrCat(
+      report.received.has_value() ? DescribeRelayReceived(*report.received) : LastLine(output),
+      "; ", FormatBytes(uplink), " from this machine");
+  // The agent said when it gave up on its parent; the step's detail says so too.
+  const bool fell_back = !report.fallbacks.empty();
+  if (fell_back) absl::StrAppend(&outcome->detail, " (", DescribeRelayFallback(report.fallbacks[0]), ")");
+  NoteTraffic({node.name, fell_back ? "relay (fallback to the chief)" : "relay", bytes, uplink,
+               absl::Duration(), fell_back ? chief.name : parent.name});
 }
 
 }  // namespace fleetplan

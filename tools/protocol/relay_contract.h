@@ -41,11 +41,6 @@ inline constexpr size_t RelayParent(size_t position) {
 // speaks TLS with the job's key.
 inline constexpr absl::string_view kRelayMagic = "FPRELAY3";
 
-// A receiver prints this, then the source's node name and why, for each
-// source it gave up on before the next (the chief); apply tells from it
-// that the node fell back.
-inline constexpr absl::string_view kRelayFallbackNote = "relay: falling back from ";
-
 // A receiver that could reach no relay (or what answered was not one, or
 // its last source broke off) exits with this; apply then sends to that node
 // directly.
