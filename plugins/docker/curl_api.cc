@@ -1,43 +1,28 @@
 #include "plugins/docker/curl_api.h"
 
-#include <dlfcn.h>
-
-#include <string>
-#include <type_traits>
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "plugins/common/lazy_library.h"
 
 namespace fleetplan {
 absl::StatusOr<CurlApi> OpenCurl(const char* library_name) {
-  void* library = dlopen(library_name, RTLD_NOW | RTLD_LOCAL);
-  if (library == nullptr) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("the docker transport needs ", library_name,
-                     " (Debian package libcurl4): ", dlerror()));
-  }
-  std::string missing;
-  auto load = [&](auto& function, const char* name) {
-    function = reinterpret_cast<std::remove_reference_t<decltype(function)>>(dlsym(library, name));
-    if (function == nullptr) absl::StrAppend(&missing, missing.empty() ? "" : ", ", name);
-  };
+  absl::StatusOr<LazyLibrary> library =
+      LazyLibrary::Open(library_name, "libcurl4", "the docker transport");
+  if (!library.ok()) return library.status();
   CurlApi api{};
-  load(api.easy_init, "curl_easy_init");
-  load(api.easy_setopt, "curl_easy_setopt");
-  load(api.easy_perform, "curl_easy_perform");
-  load(api.easy_getinfo, "curl_easy_getinfo");
-  load(api.easy_cleanup, "curl_easy_cleanup");
-  load(api.easy_strerror, "curl_easy_strerror");
-  load(api.easy_send, "curl_easy_send");
-  load(api.easy_recv, "curl_easy_recv");
-  load(api.slist_append, "curl_slist_append");
-  load(api.slist_free_all, "curl_slist_free_all");
+  library->Load(api.easy_init, "curl_easy_init");
+  library->Load(api.easy_setopt, "curl_easy_setopt");
+  library->Load(api.easy_perform, "curl_easy_perform");
+  library->Load(api.easy_getinfo, "curl_easy_getinfo");
+  library->Load(api.easy_cleanup, "curl_easy_cleanup");
+  library->Load(api.easy_strerror, "curl_easy_strerror");
+  library->Load(api.easy_send, "curl_easy_send");
+  library->Load(api.easy_recv, "curl_easy_recv");
+  library->Load(api.slist_append, "curl_slist_append");
+  library->Load(api.slist_free_all, "curl_slist_free_all");
   CURLcode (*global_init)(long) = nullptr;
-  load(global_init, "curl_global_init");
-  if (!missing.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat(library_name, " lacks ", missing, ": too old a libcurl for the docker transport"));
-  }
+  library->Load(global_init, "curl_global_init");
+  if (absl::Status complete = library->Check(); !complete.ok()) return complete;
   if (CURLcode code = global_init(CURL_GLOBAL_DEFAULT); code != CURLE_OK) {
     return absl::InternalError(
         absl::StrCat("curl_global_init failed: ", api.easy_strerror(code)));

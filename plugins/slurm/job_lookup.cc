@@ -4,9 +4,8 @@
 #include <slurm/slurm_errno.h>
 #include <unistd.h>
 
-#include <mutex>
-
 #include "absl/strings/str_cat.h"
+#include "plugins/common/lazy_library.h"
 
 namespace fleetplan {
 namespace {
@@ -23,16 +22,48 @@ std::optional<std::string> StateName(uint32_t state) {
   }
 }
 
+// libslurm's functions, opened at the first lookup rather than linked into
+// every fleetplan command (the types come from its headers).
+struct SlurmApi {
+  decltype(&slurm_init) init;
+  decltype(&slurm_load_job_user) load_job_user;
+  decltype(&slurm_free_job_info_msg) free_job_info_msg;
+  decltype(&slurm_strerror) strerror;
+  decltype(&slurm_get_errno) get_errno;
+};
+
+absl::StatusOr<SlurmApi> OpenSlurm() {
+  absl::StatusOr<LazyLibrary> library =
+      LazyLibrary::Open("libslurm.so.38", "libslurm38", "the slurm transport");
+  if (!library.ok()) return library.status();
+  SlurmApi api{};
+  library->Load(api.init, "slurm_init");
+  library->Load(api.load_job_user, "slurm_load_job_user");
+  library->Load(api.free_job_info_msg, "slurm_free_job_info_msg");
+  library->Load(api.strerror, "slurm_strerror");
+  library->Load(api.get_errno, "slurm_get_errno");
+  if (absl::Status complete = library->Check(); !complete.ok()) return complete;
+  // slurm_init reads slurm.conf ($SLURM_CONF) and loads the auth plugin once.
+  api.init(nullptr);
+  return api;
+}
+
+absl::StatusOr<const SlurmApi*> Slurm() {
+  static const absl::StatusOr<SlurmApi>* const api = new absl::StatusOr<SlurmApi>(OpenSlurm());
+  if (!api->ok()) return api->status();
+  return &**api;
+}
+
 }  // namespace
 
 absl::StatusOr<std::optional<AllocationRow>> LookUpJob(const std::string& job_name) {
-  // slurm_init reads slurm.conf ($SLURM_CONF) and loads the auth plugin once.
-  static std::once_flag init;
-  std::call_once(init, [] { slurm_init(nullptr); });
+  absl::StatusOr<const SlurmApi*> slurm = Slurm();
+  if (!slurm.ok()) return slurm.status();
+  const SlurmApi& api = **slurm;
   job_info_msg_t* jobs = nullptr;
-  if (slurm_load_job_user(&jobs, getuid(), SHOW_ALL) != SLURM_SUCCESS) {
+  if (api.load_job_user(&jobs, getuid(), SHOW_ALL) != SLURM_SUCCESS) {
     return absl::UnavailableError(
-        absl::StrCat("cannot ask slurmctld for jobs: ", slurm_strerror(slurm_get_errno())));
+        absl::StrCat("cannot ask slurmctld for jobs: ", api.strerror(api.get_errno())));
   }
   std::optional<AllocationRow> found;
   for (uint32_t i = 0; i < jobs->record_count; ++i) {
@@ -44,7 +75,7 @@ absl::StatusOr<std::optional<AllocationRow>> LookUpJob(const std::string& job_na
     if (found.has_value() && std::stoul(found->job_id) > job.job_id) continue;
     found = AllocationRow{id, *state, job.nodes != nullptr ? job.nodes : ""};
   }
-  slurm_free_job_info_msg(jobs);
+  api.free_job_info_msg(jobs);
   return found;
 }
 

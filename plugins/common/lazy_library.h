@@ -1,0 +1,61 @@
+#ifndef FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
+#define FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
+
+// A Debian library a transport opens (dlopen) when it first needs it,
+// instead of linking it into every fleetplan binary: each linked library
+// and what it pulls in (libarchive brings ICU and libxml2, libcurl TLS and
+// Kerberos) is loaded and relocated at every command's start, paid by
+// every command on every transport although only one transport uses it.
+
+#include <dlfcn.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
+
+namespace fleetplan {
+
+class LazyLibrary {
+ public:
+  // Opens `soname` (e.g. "libarchive.so.13"); FailedPrecondition naming
+  // it, its Debian `package` and `who` needs it when it cannot be opened.
+  static absl::StatusOr<LazyLibrary> Open(const char* soname, absl::string_view package,
+                                          absl::string_view who) {
+    void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+    if (handle == nullptr) {
+      return absl::FailedPreconditionError(absl::StrCat(who, " needs ", soname,
+                                                        " (Debian package ", package,
+                                                        "): ", dlerror()));
+    }
+    return LazyLibrary(handle, soname);
+  }
+
+  // Finds `name` into `function`; a missing one is remembered for Check.
+  template <typename Function>
+  void Load(Function*& function, const char* name) {
+    function = reinterpret_cast<Function*>(dlsym(handle_, name));
+    if (function == nullptr) absl::StrAppend(&missing_, missing_.empty() ? "" : ", ", name);
+  }
+
+  // FailedPrecondition naming every function Load did not find.
+  absl::Status Check() const {
+    if (missing_.empty()) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat(soname_, " lacks ", missing_, ": too old a version"));
+  }
+
+  // The library stays open for the process's life: its functions are kept.
+
+ private:
+  LazyLibrary(void* handle, const char* soname) : handle_(handle), soname_(soname) {}
+  void* handle_;
+  const char* soname_;
+  std::string missing_;
+};
+
+}  // namespace fleetplan
+
+#endif  // FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
