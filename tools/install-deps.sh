@@ -16,6 +16,9 @@ packages=(
   dataset-fashion-mnist
   # multi-node test bed: a Docker daemon and sshd for the node image
   docker.io openssh-server openssh-client iproute2 procps
+  # stack tools the agent runs on a hung job's ranks, on the host and (through its /usr) the
+  # test bed's nodes: eu-stack's native frames, gdb with Python 3.11's py-bt extension
+  elfutils gdb python3.11-dbg
   # Slurm test bed and the slurm transport: controller, node daemon, client commands, munge,
   # the C API (job lookups); tini is the node containers' init
   slurmctld slurmd slurm-client munge tini libslurm-dev
