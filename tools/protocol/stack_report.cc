@@ -140,8 +140,11 @@ std::vector<std::string> SummaryLines(const StackSummary& summary) {
                                  DescribeWhere(group.where)));
   }
   for (const StackSkip& skip : summary.skips) {
-    lines.push_back(absl::StrCat("skip on ", skip.node, " (", skip.ranks.size() == 1 ? "rank " : "ranks ",
-                                 RankRanges(skip.ranks), "): ", skip.why));
+    std::string ranks = skip.ranks.empty()
+                            ? ""
+                            : absl::StrCat(" (", skip.ranks.size() == 1 ? "rank " : "ranks ",
+                                           RankRanges(skip.ranks), ")");
+    lines.push_back(absl::StrCat("skip on ", skip.node, ranks, ": ", skip.why));
   }
   return lines;
 }
