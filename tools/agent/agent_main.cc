@@ -3,7 +3,8 @@
 //   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
 //       --log-dir=DIR [--grace-period=10s] [--detach]
 //       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
-//       [--heartbeat-timeout=30s] [--key-file=PATH] [--run-id=ID] [--launcher=L]
+//       [--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH] [--run-id=ID]
+//       [--launcher=L]
 //       [--local-rank-arg=NAME]
 //       -- PROGRAM ARGS...
 //
@@ -111,6 +112,10 @@ ABSL_FLAG(std::string, key_file, "",
           "the agents of a job of several nodes and by the relay.");
 ABSL_FLAG(absl::Duration, heartbeat_timeout, absl::Seconds(30),
           "Silence from the coordinator (or a worker) after which the job stops.");
+ABSL_FLAG(absl::Duration, hang_timeout, absl::ZeroDuration(),
+          "No rank of the job progressing this long (output, CPU time, GPU utilization) "
+          "makes it hung: every rank's stacks are collected, then the job restarts or fails "
+          "with 124. 0: off.");
 ABSL_FLAG(std::string, launcher, "torchrun",
           "Whose contract the ranks see: torchrun, distributed-launch, mpirun or deepspeed "
           "(their per-rank variables and local-rank argument; env.sh holds the node's).");
@@ -509,7 +514,7 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] [--detach]\n"
       "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
-      "[--heartbeat-timeout=30s] [--key-file=PATH]\n"
+      "[--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH]\n"
       "      [--launcher=torchrun|distributed-launch|mpirun|deepspeed] [--local-rank-arg=NAME] "
       "-- PROGRAM ARGS...\n"
       "Reading and stopping the job on this node:\n"
@@ -578,6 +583,7 @@ int main(int argc, char** argv) {
   options.supervisor_port = absl::GetFlag(FLAGS_supervisor_port);
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.heartbeat_timeout = absl::GetFlag(FLAGS_heartbeat_timeout);
+  options.hang_timeout = absl::GetFlag(FLAGS_hang_timeout);
   absl::StatusOr<std::optional<fleetplan::JobKey>> key = ReadKeyFlag();
   if (!key.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(key.status().message()).c_str());
