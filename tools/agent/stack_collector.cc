@@ -69,6 +69,9 @@ struct ProcessStacks {
 
 void Python(pid_t pid, const StackCollectorOptions& options, ProcessStacks* out) {
   std::vector<std::string> argv = options.gdb;
+  // gdb reads every shared library's symbols (LibTorch's take seconds): it
+  // needs their unwind tables to walk a stack that waits inside them down to
+  // the interpreter's frames.
   for (const char* arg : {"-batch", "-nx", "-p"}) argv.push_back(arg);
   argv.push_back(absl::StrCat(pid));
   argv.push_back("-ex");

@@ -21,7 +21,7 @@
 namespace fleetplan {
 
 struct StackCollectorOptions {
-  absl::Duration tool_timeout = absl::Seconds(20);  // per tool and process
+  absl::Duration tool_timeout = absl::Seconds(60);  // per tool and process
   // Argv of the two tools before the pid; tests name others.
   std::vector<std::string> gdb = {"gdb"};
   std::vector<std::string> eu_stack = {"eu-stack"};

@@ -18,6 +18,7 @@
 #include "plugins/transport.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/peer_message.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -62,6 +63,11 @@ class JobControl {
   std::vector<absl::StatusOr<int>> Logs(const LogsRequest& request,
                                         const std::vector<const NodeSpec*>& nodes,
                                         const LogsCallbacks& callbacks) const;
+
+  // Runs the agent's --stacks on every node at once: where each node's
+  // running ranks stand, in spec order. NotFound for a node with no
+  // connection; an error naming what the node's agent said otherwise.
+  std::vector<absl::StatusOr<StacksMessage>> Stacks() const;
 
  private:
   const ClusterSpec& spec_;

@@ -185,6 +185,12 @@ std::string StopCommand(const NodeSpec& node) {
                       ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))));
 }
 
+std::string StacksCommand(const NodeSpec& node) {
+  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stacks ",
+                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
+                      ShellQuote(absl::StrCat("--node=", node.name)));
+}
+
 std::string EnsureKeyCommand() {
   return "test -f ~/.ssh/id_ed25519 || { mkdir -p ~/.ssh && chmod 700 ~/.ssh && "
          "ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/id_ed25519; } && "
