@@ -1270,5 +1270,141 @@ TEST_F(SshFailureTest, RanksSeeTorchrunsWholeContract) {
   }
 }
 
+// A hung job (run as //tests:ssh_hang_test, on a test bed of its own): 3
+// nodes x 2 ranks of tests/testdata/hang_rank.py, rank 5 blocked in a
+// function of its own, the others in a Gloo barrier, hang_timeout = 20s.
+class SshHangTest : public SshFailureTest {
+ protected:
+  SpecOptions HangingJob(const std::string& more_job = "") {
+    CopyScript("hang_rank.py");
+    SpecOptions options;
+    options.program = "/usr/bin/python3";
+    options.args = "\"hang_rank.py\"";
+    options.env = "HANG_RANK = \"5\"\n";
+    options.job = absl::StrCat("nproc_per_node = 2\nhang_timeout = \"20s\"\n", more_job);
+    return options;
+  }
+
+  void ExpectNoRankLeft() {
+    ExpectNothingRunning();
+    for (int i = 0; i < kNodes; ++i) {
+      EXPECT_THAT(ContainerProcessesMentioning(Node(i).name, "hang_rank.py"), IsEmpty())
+          << Node(i).name;
+    }
+  }
+
+  std::string StacksFile(int node, int rank, int generation) const {
+    return absl::StrCat(kWorkdir, "/.fleetplan/nodes/", Node(node).name, "/logs/latest/rank-",
+                        rank, ".stacks-", generation, ".txt");
+  }
+};
+
+// Node 1 lacks the stack tools (its PATH holds every program of /usr/bin
+// but gdb and eu-stack): its ranks are named as skips, not left out.
+TEST_F(SshHangTest, AHungJobFailsWith124NamingWhereEveryRankStood) {
+  ASSERT_THAT(Exec(1, "rm -rf /opt/nostack && mkdir -p /opt/nostack && for f in /usr/bin/*; do "
+                      "case \"${f##*/}\" in gdb|eu-stack) ;; *) ln -s \"$f\" /opt/nostack/ ;; "
+                      "esac; done"),
+              IsOk());
+  SpecOptions options = HangingJob();
+  options.odd_node = 1;
+  options.odd_env = "PATH = \"/opt/nostack\"";
+  std::string spec = WriteSpec(options);
+  absl::Time start = absl::Now();
+  ToolResult apply = Apply({spec}, absl::Minutes(4));
+  absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(apply.status, 124) << apply.output;
+  // Start-up (sync, checks, torch's import), the 20 s, the stacks, the stop.
+  // Start-up (~15 s), the 20 s, gdb on every rank at once on this loaded
+  // machine (up to its 60 s timeout), the stop.
+  EXPECT_LT(took, absl::Seconds(20 + 130)) << apply.output;
+  std::string a = Node(0).name, b = Node(1).name, c = Node(2).name;
+  EXPECT_THAT(apply.output, HasSubstr("the job hung: no rank made progress for 20s"));
+  EXPECT_THAT(apply.output,
+              HasSubstr(absl::StrCat("\n  ranks 0,1,4 on ", a, ",", c,
+                                     ": main (hang_rank.py:27) calling barrier\n")));
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("\n  rank 5 on ", c,
+                                                   ": block_forever (hang_rank.py:13) calling "
+                                                   "sleep\n")));
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("\n  ranks 2,3 on ", b,
+                                                   ": no frame of the user's found\n")));
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("\n  skip on ", b,
+                                                   " (ranks 2,3): py-bt: gdb was not found on "
+                                                   "PATH")));
+  EXPECT_THAT(apply.output, HasSubstr(absl::StrCat("\n  skip on ", b,
+                                                   " (ranks 2,3): native: eu-stack was not found "
+                                                   "on PATH")));
+  nlohmann::json failure = Failure(spec);
+  EXPECT_EQ(failure["exit_status"], 124) << failure.dump();
+  EXPECT_EQ(failure["summary"], "the job hung: no rank made progress for 20s");
+  EXPECT_EQ(failure["stacks"]["groups"].size(), 3u) << failure.dump();
+  EXPECT_EQ(failure["stacks"]["lines"].size(), 5u) << failure.dump();
+  // The stacks are on the nodes, beside the rank logs, the job's user's alone.
+  EXPECT_THAT(Exec(2, absl::StrCat("stat -c %a ", StacksFile(2, 5, 0))), IsOkAndHolds("600"));
+  EXPECT_THAT(Exec(2, absl::StrCat("cat ", StacksFile(2, 5, 0))),
+              IsOkAndHolds(HasSubstr("in block_forever")));
+  EXPECT_THAT(Exec(0, absl::StrCat("cat ", StacksFile(0, 0, 0))),
+              IsOkAndHolds(HasSubstr("in barrier")));
+  ASSERT_THAT(Exec(1, "rm -rf /opt/nostack"), IsOk());
+  ExpectNoRankLeft();
+}
+
+TEST_F(SshHangTest, WithARestartLeftTheNextGenerationRuns) {
+  ASSERT_THAT(Exec(2, "rm -f /tmp/hang-once"), IsOk());
+  SpecOptions options = HangingJob("restarts = 1\n");
+  absl::StrAppend(&options.env, "HANG_ONCE_FILE = \"/tmp/hang-once\"\n");
+  ToolResult apply = Apply({WriteSpec(options)}, absl::Minutes(4));
+  EXPECT_EQ(apply.status, 0) << apply.output;
+  EXPECT_THAT(apply.output, HasSubstr("] --- restart 1 of 1 (the job hung: no rank made "
+                                      "progress for 20s) ---\n"));
+  EXPECT_THAT(apply.output, HasSubstr("rank 5 passed the barrier"));
+  EXPECT_THAT(Exec(2, absl::StrCat("test -f ", StacksFile(2, 5, 0))), IsOk());
+  ExpectNoRankLeft();
+}
+
+// `stacks` on a running job (no hang_timeout: nothing stops it) shows the
+// same grouping, and the job runs on.
+TEST_F(SshHangTest, StacksShowsWhereARunningJobsRanksStandWithoutHarmingIt) {
+  SpecOptions options = HangingJob();
+  options.job = "nproc_per_node = 2\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({"--detach", spec});
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  std::string a = Node(0).name, b = Node(1).name, c = Node(2).name;
+  std::string barrier = absl::StrCat("ranks 0-4 on ", a, ",", b, ",", c,
+                                     ": main (hang_rank.py:27) calling barrier");
+  std::string blocked = absl::StrCat("rank 5 on ", c, ": block_forever (hang_rank.py:13) calling sleep");
+  // Every rank past torch's import and the rendezvous: it said so.
+  absl::Time deadline = absl::Now() + absl::Seconds(90);
+  while (absl::Now() < deadline) {
+    absl::StatusOr<std::string> ready = RunScript(absl::StrCat(
+        "for n in ", a, " ", b, " ", c, "; do docker exec $n sh -c 'cat ", kWorkdir,
+        "/.fleetplan/nodes/*/logs/latest/rank-*.log'; done | grep -c ' ready$'"));
+    if (ready.ok() && *ready == "6") break;
+    absl::SleepFor(absl::Milliseconds(500));
+  }
+  absl::SleepFor(absl::Seconds(2));  // from the print to the barrier
+  ToolResult stacks = Job("stacks", {spec}, absl::Seconds(180));
+  EXPECT_EQ(stacks.status, 0) << stacks.output;
+  EXPECT_EQ(stacks.output, absl::StrCat(barrier, "\n", blocked, "\n"));
+  ToolResult json = Job("stacks", {"--json", spec}, absl::Seconds(180));
+  ASSERT_EQ(json.status, 0) << json.output;
+  nlohmann::json parsed = nlohmann::json::parse(json.output, nullptr, false);
+  ASSERT_TRUE(parsed.is_object()) << json.output;
+  EXPECT_EQ(parsed.value("lines", nlohmann::json()), nlohmann::json({barrier, blocked}))
+      << json.output;
+  EXPECT_EQ(parsed.dump().find("\"function\":\"block_forever\"") != std::string::npos, true)
+      << json.output;
+  // Looked at twice, harmed not at all.
+  nlohmann::json status = Status(spec);
+  EXPECT_EQ(status["state"], "running") << status.dump();
+  ASSERT_TRUE(status.is_object() && status["nodes"].is_array()) << status.dump();
+  for (const auto& node : status["nodes"]) {
+    EXPECT_EQ(node.value("ranks_alive", -1), 2) << status.dump();
+  }
+  EXPECT_EQ(Job("stop", {spec}).status, 0);
+  ExpectNoRankLeft();
+}
+
 }  // namespace
 }  // namespace fleetplan

@@ -11,4 +11,5 @@ COMMANDS = [
     "logs",
     "stop",
     "exec",
+    "stacks",
 ]

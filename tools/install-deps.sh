@@ -31,6 +31,12 @@ test_beds=(
   libgtest-dev libgmock-dev clang-14 libclang-rt-14-dev
   # multi-node test bed: a Docker daemon and sshd for the node image
   docker.io openssh-server openssh-client iproute2 procps
+  # the Python ranks of the launcher tests (torchrun's contract, failures, hangs)
+  python3-torch
+  # stack tools the agent runs on a hung job's ranks, on the host and (through
+  # its /usr) the test bed's nodes: eu-stack's native frames, gdb with Python
+  # 3.11's py-bt extension
+  elfutils gdb python3.11-dbg
   # Slurm test bed: controller, node daemon, client commands, munge; tini is
   # the node containers' init
   slurmctld slurmd slurm-client munge tini

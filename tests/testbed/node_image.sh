@@ -8,7 +8,9 @@
 # tarball made here: only /etc, /root/.ssh, /run/sshd, /tmp, an entrypoint,
 # and empty mount points. Containers run with the host's /usr, /lib, /lib64,
 # /bin and /sbin bind-mounted read-only (cluster.sh, the docker transport),
-# so sshd, sh, the project's binaries and LibTorch come from the host.
+# so sshd, sh, the project's binaries and LibTorch come from the host, and
+# so do the stack tools a hung job's agents run (gdb with python3.11-dbg's
+# py-bt, elfutils' eu-stack: tools/install-deps.sh).
 #
 # The entrypoint generates the node's host keys (ssh-keygen -A), writes
 # $FLEETPLAN_AUTHORIZED_KEYS to /root/.ssh/authorized_keys and runs

@@ -3,7 +3,8 @@
 //   fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R
 //       --log-dir=DIR [--grace-period=10s] [--detach]
 //       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
-//       [--heartbeat-timeout=30s] [--key-file=PATH] [--run-id=ID] [--launcher=L]
+//       [--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH] [--run-id=ID]
+//       [--launcher=L]
 //       [--local-rank-arg=NAME]
 //       -- PROGRAM ARGS...
 //
@@ -21,6 +22,7 @@
 //   fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N]
 //       [--tail=N] [--follow]
 //   fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]
+//   fleetplan-agent --stacks --log-dir=DIR --node=NAME
 //
 // A node's preflight checks (preflight.h), run in the ranks' environment
 // by the plan's shell preamble, which says how the python activation went:
@@ -77,6 +79,7 @@
 #include "absl/strings/str_split.h"
 #include "tools/agent/apply_session.h"
 #include "tools/agent/job_files.h"
+#include "tools/agent/job_stacks.h"
 #include "tools/agent/sync_checks.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
@@ -111,6 +114,10 @@ ABSL_FLAG(std::string, key_file, "",
           "the agents of a job of several nodes and by the relay.");
 ABSL_FLAG(absl::Duration, heartbeat_timeout, absl::Seconds(30),
           "Silence from the coordinator (or a worker) after which the job stops.");
+ABSL_FLAG(absl::Duration, hang_timeout, absl::ZeroDuration(),
+          "No rank of the job progressing this long (output, CPU time, GPU utilization) "
+          "makes it hung: every rank's stacks are collected, then the job restarts or fails "
+          "with 124. 0: off.");
 ABSL_FLAG(std::string, launcher, "torchrun",
           "Whose contract the ranks see: torchrun, distributed-launch, mpirun or deepspeed "
           "(their per-rank variables and local-rank argument; env.sh holds the node's).");
@@ -126,6 +133,9 @@ ABSL_FLAG(std::string, run, "", "--logs: the run to print (default: the latest).
 ABSL_FLAG(int, rank, -1, "--logs: only this rank.");
 ABSL_FLAG(int, tail, -1, "--logs: only the last N lines of each rank.");
 ABSL_FLAG(bool, stop, false, "Stop the job's agent and ranks on this node and exit.");
+ABSL_FLAG(bool, stacks, false,
+          "Print where each running rank of this node stands (gdb py-bt and eu-stack attach for "
+          "a moment; the job runs on) as one `stacks` message of JSON, and exit.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
           "How long stopped ranks get between SIGTERM and SIGKILL.");
 ABSL_FLAG(bool, watch_stdin, true,
@@ -462,6 +472,23 @@ int RunDetached(fleetplan::NodeAgentOptions options) {
 }
 
 // `--logs` and `--stop`; nullopt when neither was asked for.
+std::optional<int> RunStacks() {
+  if (!absl::GetFlag(FLAGS_stacks)) return std::nullopt;
+  std::string log_dir = absl::GetFlag(FLAGS_log_dir);
+  if (log_dir.empty()) {
+    std::fprintf(stderr, "fleetplan-agent: --stacks needs --log-dir\n");
+    return fleetplan::kExitBadInput;
+  }
+  absl::StatusOr<fleetplan::StacksMessage> stacks =
+      fleetplan::NodeJobStacks(log_dir, absl::GetFlag(FLAGS_node));
+  if (!stacks.ok()) {
+    std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(stacks.status().message()).c_str());
+    return 1;
+  }
+  std::printf("%s\n", fleetplan::SerializePeerMessage(*stacks).c_str());
+  return 0;
+}
+
 std::optional<int> RunLogsOrStop() {
   if (absl::GetFlag(FLAGS_logs)) {
     fleetplan::LogsOptions options;
@@ -509,13 +536,14 @@ int main(int argc, char** argv) {
       "  fleetplan-agent --node=NAME --first-rank=N --nproc=K --restarts=R "
       "--log-dir=DIR [--grace-period=10s] [--detach]\n"
       "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
-      "[--heartbeat-timeout=30s] [--key-file=PATH]\n"
+      "[--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH]\n"
       "      [--launcher=torchrun|distributed-launch|mpirun|deepspeed] [--local-rank-arg=NAME] "
       "-- PROGRAM ARGS...\n"
       "Reading and stopping the job on this node:\n"
       "  fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N] "
       "[--tail=N] [--follow]\n"
       "  fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]\n"
+      "  fleetplan-agent --stacks --log-dir=DIR --node=NAME\n"
       "The preflight checks of this node, in the ranks' environment:\n"
       "  fleetplan-agent --preflight=JSON [--activation=none|ok|failed] "
       "[--activation-output=TEXT]\n"
@@ -549,6 +577,7 @@ int main(int argc, char** argv) {
   if (std::optional<int> relayed = RunRelay(); relayed.has_value()) return *relayed;
 
   if (std::optional<int> done = RunLogsOrStop(); done.has_value()) return *done;
+  if (std::optional<int> done = RunStacks(); done.has_value()) return *done;
 
   fleetplan::NodeAgentOptions options;
   options.node = absl::GetFlag(FLAGS_node);
@@ -578,6 +607,7 @@ int main(int argc, char** argv) {
   options.supervisor_port = absl::GetFlag(FLAGS_supervisor_port);
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.heartbeat_timeout = absl::GetFlag(FLAGS_heartbeat_timeout);
+  options.hang_timeout = absl::GetFlag(FLAGS_hang_timeout);
   absl::StatusOr<std::optional<fleetplan::JobKey>> key = ReadKeyFlag();
   if (!key.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(key.status().message()).c_str());

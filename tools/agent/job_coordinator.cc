@@ -1,10 +1,17 @@
 #include "tools/agent/job_coordinator.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 
 namespace fleetplan {
+namespace {
+
+// A hung job's exit status, as timeout(1)'s.
+constexpr int kHungExitStatus = 124;
+
+}  // namespace
 
 JobCoordinator::JobCoordinator(Options options, absl::Time now)
     : options_(std::move(options)), joining_since_(now) {}
@@ -44,6 +51,21 @@ void JobCoordinator::RanksEnded(const std::string& node, int generation,
         break;
       }
     }
+  }
+}
+
+void JobCoordinator::Progressed(const std::string& node, int generation, absl::Time now) {
+  if (generation != generation_ || stage_ != Stage::kRunning) return;
+  last_progress_ = std::max(last_progress_, now);
+}
+
+void JobCoordinator::StacksReported(const std::string& node, int generation,
+                                    const std::vector<RankStack>& ranks) {
+  if (generation != generation_ || stage_ != Stage::kCollecting) return;
+  if (!reported_.insert(node).second) return;
+  for (RankStack rank : ranks) {
+    rank.node = node;  // a node speaks for its own ranks only
+    stacks_.push_back(std::move(rank));
   }
 }
 
@@ -87,8 +109,7 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
       } else if (!lost_.empty()) {
         End(JobPhase::kFailed, &orders);
       } else if (AllNodesIn(joined_)) {
-        stage_ = Stage::kRunning;
-        orders.push_back({Order::Kind::kStart, generation_});
+        StartGeneration(now, &orders);
       } else if (now - joining_since_ > options_.join_timeout) {
         for (const std::string& node : options_.nodes) {
           if (joined_.count(node) > 0) continue;
@@ -101,11 +122,10 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
       }
       break;
     case Stage::kRunning:
-      if (stop_requested_ || failed_this_generation_) {
-        BeginStopping(&orders);
-      } else if (AllNodesIn(succeeded_)) {
-        End(JobPhase::kSucceeded, &orders);
-      }
+      PollRunning(now, &orders);
+      break;
+    case Stage::kCollecting:
+      PollCollecting(now, &orders);
       break;
     case Stage::kStopping:
       if (!AllNodesIn(ended_)) break;
@@ -127,14 +147,59 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
         ended_.clear();
         succeeded_.clear();
         failed_this_generation_ = false;
-        stage_ = Stage::kRunning;
-        orders.push_back({Order::Kind::kStart, generation_});
+        StartGeneration(now, &orders);
       }
       break;
     case Stage::kEnded:
       break;
   }
   return orders;
+}
+
+void JobCoordinator::StartGeneration(absl::Time now, std::vector<Order>* orders) {
+  stage_ = Stage::kRunning;
+  last_progress_ = now;  // a generation's start counts as progress
+  reported_.clear();
+  stacks_.clear();
+  orders->push_back({Order::Kind::kStart, generation_});
+}
+
+void JobCoordinator::PollRunning(absl::Time now, std::vector<Order>* orders) {
+  if (stop_requested_ || failed_this_generation_) {
+    BeginStopping(orders);
+  } else if (AllNodesIn(succeeded_)) {
+    End(JobPhase::kSucceeded, orders);
+  } else if (options_.hang_timeout > absl::ZeroDuration() &&
+             now - last_progress_ > options_.hang_timeout) {
+    stage_ = Stage::kCollecting;
+    collect_until_ = now + options_.collect_timeout;
+    orders->push_back({Order::Kind::kCollectStacks, generation_});
+  }
+}
+
+void JobCoordinator::PollCollecting(absl::Time now, std::vector<Order>* orders) {
+  // A real failure or a stop while stacks are collected wins: stop now.
+  if (stop_requested_ || failed_this_generation_) {
+    BeginStopping(orders);
+    return;
+  }
+  std::set<std::string> answered = reported_;
+  answered.insert(lost_.begin(), lost_.end());
+  answered.insert(ended_.begin(), ended_.end());
+  if (!AllNodesIn(answered) && now < collect_until_) return;
+  StackSummary summary = GroupStacks(stacks_);
+  for (const std::string& node : options_.nodes) {
+    if (reported_.count(node) > 0 || (ended_.count(node) > 0 && lost_.count(node) == 0)) continue;
+    summary.skips.push_back(
+        {node, {}, absl::StrCat("its agent sent no stacks within ",
+                                absl::FormatDuration(options_.collect_timeout))});
+  }
+  failed_this_generation_ = true;
+  failure_ = JobFailure{"", -1, kHungExitStatus,
+                        absl::StrCat("no rank made progress for ",
+                                     absl::FormatDuration(options_.hang_timeout)),
+                        std::nullopt, std::move(summary)};
+  BeginStopping(orders);
 }
 
 JobPhase JobCoordinator::phase() const {

@@ -14,6 +14,12 @@
 //
 // Restarts are of the whole job: every rank on every node stops, then all
 // start again as the next generation, so no rank waits on a dead peer.
+//
+// With a hang timeout, running(g) with no rank progressing on any node for
+// that long turns into collecting(g): every node is asked for its ranks'
+// stacks, and once all answered (or the collect timeout passed, the
+// silent nodes named), the job fails with 124 and the grouped stacks, then
+// stops(g) as for any failure: a restart if restarts are left.
 
 #include <map>
 #include <optional>
@@ -23,6 +29,7 @@
 
 #include "absl/time/time.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/stack_report.h"
 
 namespace fleetplan {
 
@@ -33,11 +40,15 @@ class JobCoordinator {
     int max_restarts = 0;
     absl::Duration join_timeout = absl::Seconds(30);  // for every agent to connect
     absl::Duration restart_backoff = absl::Seconds(1);
+    // No progress on any node this long: the generation hung. Zero: off.
+    absl::Duration hang_timeout = absl::ZeroDuration();
+    // How long nodes get to report their ranks' stacks.
+    absl::Duration collect_timeout = absl::Seconds(60);
   };
 
   // Sent to every node.
   struct Order {
-    enum class Kind { kStart, kStop, kEnd };
+    enum class Kind { kStart, kStop, kEnd, kCollectStacks };
     Kind kind = Kind::kStart;
     int generation = 0;
   };
@@ -55,6 +66,11 @@ class JobCoordinator {
   void RanksEnded(const std::string& node, int generation, const std::map<int, int>& statuses,
                   const std::map<int, int>& failed,
                   const std::optional<RankError>& error = std::nullopt);
+  // A rank of `node` progressed in `generation` (hang_timeout).
+  void Progressed(const std::string& node, int generation, absl::Time now);
+  // Where the ranks of `node` stood, asked for by kCollectStacks.
+  void StacksReported(const std::string& node, int generation,
+                      const std::vector<RankStack>& ranks);
   // A node's agent is gone: its connection closed or it fell silent.
   void Lost(const std::string& node, const std::string& reason);
   // A stop was asked for (a signal on any node: `stop`, Ctrl-C in apply).
@@ -74,9 +90,12 @@ class JobCoordinator {
   bool ended() const { return stage_ == Stage::kEnded; }
 
  private:
-  enum class Stage { kJoining, kRunning, kStopping, kBackoff, kEnded };
+  enum class Stage { kJoining, kRunning, kCollecting, kStopping, kBackoff, kEnded };
 
   void BeginStopping(std::vector<Order>* orders);
+  void StartGeneration(absl::Time now, std::vector<Order>* orders);
+  void PollRunning(absl::Time now, std::vector<Order>* orders);
+  void PollCollecting(absl::Time now, std::vector<Order>* orders);
   void End(JobPhase phase, std::vector<Order>* orders);
   bool AllNodesIn(const std::set<std::string>& nodes) const;
 
@@ -95,6 +114,11 @@ class JobCoordinator {
   std::optional<JobFailure> failure_;
   JobPhase final_phase_ = JobPhase::kStarting;
   bool everyone_started_once_ = false;
+  // Hang detection, in this generation.
+  absl::Time last_progress_ = absl::InfinitePast();
+  absl::Time collect_until_ = absl::InfinitePast();
+  std::set<std::string> reported_;  // nodes that sent their stacks
+  std::vector<RankStack> stacks_;
 };
 
 }  // namespace fleetplan

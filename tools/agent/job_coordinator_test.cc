@@ -203,5 +203,104 @@ TEST(JobCoordinatorTest, OneNodeJobsNeedNoPeers) {
   EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
 }
 
+JobCoordinator::Options Watched(int restarts = 0) {
+  JobCoordinator::Options options = ThreeNodes(restarts);
+  options.hang_timeout = absl::Seconds(20);
+  options.collect_timeout = absl::Seconds(60);
+  return options;
+}
+
+std::vector<RankStack> Stacks(std::vector<int> ranks, StackWhere where) {
+  std::vector<RankStack> stacks;
+  for (int rank : ranks) stacks.push_back({rank, "", where, {}});
+  return stacks;
+}
+
+const StackWhere kBarrier{"main", "hang.py", 30, "barrier"};
+const StackWhere kBlocked{"block_forever", "hang.py", 12, "sleep"};
+
+TEST(JobCoordinatorTest, ProgressAnywhereKeepsTheJobFromHanging) {
+  JobCoordinator job(Watched(), kT0);
+  JoinAll(job);
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(20)).empty());  // not yet past
+  job.Progressed("c", 0, kT0 + absl::Seconds(15));
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(30)).empty());
+  job.Progressed("c", 7, kT0 + absl::Seconds(40));  // another generation's: no
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(36))), testing::ElementsAre(Kind::kCollectStacks));
+}
+
+TEST(JobCoordinatorTest, AHungJobFailsWith124AndWhereEveryRankStood) {
+  JobCoordinator job(Watched(), kT0);
+  JoinAll(job);
+  std::vector<JobCoordinator::Order> orders = job.Poll(kT0 + absl::Seconds(21));
+  ASSERT_THAT(Kinds(orders), testing::ElementsAre(Kind::kCollectStacks));
+  EXPECT_EQ(orders[0].generation, 0);
+  job.StacksReported("a", 0, Stacks({0, 1}, kBarrier));
+  job.StacksReported("b", 0, Stacks({2, 3}, kBarrier));
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(22)).empty());  // c has not answered
+  std::vector<RankStack> c = Stacks({4}, kBlocked);
+  c.push_back({5, "", kBarrier, {"py-bt: gdb was not found on PATH"}});
+  job.StacksReported("c", 0, c);
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(23))), testing::ElementsAre(Kind::kStop));
+  for (const char* node : {"a", "b", "c"}) job.RanksEnded(node, 0, {{0, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(24))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+  EXPECT_EQ(job.exit_status(), 124);
+  ASSERT_TRUE(job.failure().has_value() && job.failure()->stacks.has_value());
+  EXPECT_EQ(DescribeFailure(*job.failure()), "the job hung: no rank made progress for 20s");
+  EXPECT_THAT(SummaryLines(*job.failure()->stacks),
+              testing::ElementsAre("ranks 0-3,5 on a,b,c: main (hang.py:30) calling barrier",
+                                   "rank 4 on c: block_forever (hang.py:12) calling sleep",
+                                   "skip on c (rank 5): py-bt: gdb was not found on PATH"));
+}
+
+TEST(JobCoordinatorTest, ANodeThatSendsNoStacksIsNamedAfterTheCollectTimeout) {
+  JobCoordinator job(Watched(), kT0);
+  JoinAll(job);
+  job.Poll(kT0 + absl::Seconds(21));
+  job.StacksReported("a", 0, Stacks({0}, kBarrier));
+  job.StacksReported("b", 0, Stacks({1}, kBarrier));
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(80)).empty());
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(81))), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(SummaryLines(*job.failure()->stacks),
+              testing::ElementsAre("ranks 0,1 on a,b: main (hang.py:30) calling barrier",
+                                   "skip on c: its agent sent no stacks within 1m"));
+}
+
+TEST(JobCoordinatorTest, AHungGenerationRestartsWhileRestartsAreLeft) {
+  JobCoordinator job(Watched(/*restarts=*/1), kT0);
+  JoinAll(job);
+  job.Poll(kT0 + absl::Seconds(21));
+  for (const char* node : {"a", "b", "c"}) job.StacksReported(node, 0, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(22))), testing::ElementsAre(Kind::kStop));
+  for (const char* node : {"a", "b", "c"}) job.RanksEnded(node, 0, {{0, 143}}, {});
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(22)).empty());  // backoff
+  std::vector<JobCoordinator::Order> orders = job.Poll(kT0 + absl::Seconds(24));
+  ASSERT_THAT(Kinds(orders), testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(orders[0].generation, 1);
+  // The new generation has its own 20 s from its start.
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(43)).empty());
+  for (const char* node : {"a", "b", "c"}) job.RanksEnded(node, 1, {{0, 0}}, {});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(44))), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kSucceeded);
+  EXPECT_EQ(job.exit_status(), 0);
+}
+
+TEST(JobCoordinatorTest, ARankFailingWhileStacksAreCollectedIsTheFailure) {
+  JobCoordinator job(Watched(), kT0);
+  JoinAll(job);
+  job.Poll(kT0 + absl::Seconds(21));
+  job.RanksEnded("b", 0, {{2, 1}}, {{2, 1}});
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(22))), testing::ElementsAre(Kind::kStop));
+  EXPECT_EQ(job.failure()->rank, 2);
+  EXPECT_FALSE(job.failure()->stacks.has_value());
+}
+
+TEST(JobCoordinatorTest, WithoutAHangTimeoutSilenceIsNoHang) {
+  JobCoordinator job(ThreeNodes(), kT0);
+  JoinAll(job);
+  EXPECT_TRUE(job.Poll(kT0 + absl::Hours(48)).empty());
+}
+
 }  // namespace
 }  // namespace fleetplan

@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "tools/agent/hang_watch.h"
 #include "tools/agent/job_coordinator.h"
 #include "tools/agent/peer_channel.h"
 #include "tools/agent/rank_group.h"
@@ -56,6 +57,9 @@ absl::Status Validate(const NodeAgentOptions& options) {
   }
   if (options.heartbeat_timeout <= absl::ZeroDuration()) {
     return absl::InvalidArgumentError("--heartbeat-timeout must be positive");
+  }
+  if (options.hang_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--hang-timeout must not be negative (0: off)");
   }
   if (!HasTheKeyItNeeds(options)) {
     return absl::InvalidArgumentError(
@@ -101,7 +105,8 @@ absl::StatusOr<std::string> CreateRunDir(const std::string& log_dir, const std::
 
 class NodeAgent {
  public:
-  explicit NodeAgent(const NodeAgentOptions& options) : options_(options) {
+  explicit NodeAgent(const NodeAgentOptions& options)
+      : options_(options), hang_(options.node, options.hang_timeout, options.stack_tools) {
     heartbeat_interval_ = std::clamp(options.heartbeat_timeout / 5, absl::Milliseconds(100),
                                      absl::Seconds(1));
     state_.node = options.node;
@@ -134,6 +139,9 @@ class NodeAgent {
     job.max_restarts = options_.restarts;
     job.join_timeout = options_.heartbeat_timeout;
     job.restart_backoff = options_.restart_backoff;
+    job.hang_timeout = options_.hang_timeout;
+    // The stack tools' own timeout, and a margin for the message.
+    job.collect_timeout = options_.stack_tools.tool_timeout * 2 + absl::Seconds(10);
     if (job.nodes.size() > 1) {
       int fd = BindAnyAddress(options_.supervisor_port);
       if (fd < 0) {
@@ -225,6 +233,7 @@ class NodeAgent {
     }
     if (done_) return;
     CheckRanks();
+    WatchForHangs(now);
     CheckPeers(now);
     if (job_ != nullptr && !done_) Drive(now);
     if (stop_requested_ && !state_.coordinator && !done_ &&
@@ -349,6 +358,12 @@ class NodeAgent {
                      stop_requested_ = true;
                      job_->StopRequested();
                    },
+                   [&](const ProgressMessage& progress) {
+                     job_->Progressed(channel.peer, progress.generation, absl::Now());
+                   },
+                   [&](const StacksMessage& stacks) {
+                     job_->StacksReported(channel.peer, stacks.generation, stacks.ranks);
+                   },
                    [](const auto&) {},
                },
                message);
@@ -377,6 +392,9 @@ class NodeAgent {
                    },
                    [&](const StopMessage& stop) {
                      if (stop.generation == state_.generation) StopLocalRanks();
+                   },
+                   [&](const CollectStacksMessage& collect) {
+                     CollectStacks(collect.generation);
                    },
                    [&](const EndMessage& end) {
                      Finish(end.phase, end.failure, end.exit_status);
@@ -452,6 +470,39 @@ class NodeAgent {
       }
     }
     StopLocalRanks();
+  }
+
+  // Progress of this node's ranks goes to the coordinator; stacks asked
+  // for go there once collected.
+  void WatchForHangs(absl::Time now) {
+    if (ranks_ != nullptr && !reported_ && hang_.ProgressedSince(*ranks_, now)) {
+      if (job_ != nullptr) {
+        job_->Progressed(options_.node, state_.generation, now);
+      } else if (coordinator_ != nullptr) {
+        coordinator_->Send(ProgressMessage{state_.generation});
+      }
+    }
+    if (std::string note = hang_.TakeNote(); !note.empty()) Say(note);
+    std::optional<HangWatch::Collected> collected = hang_.TakeCollected();
+    if (!collected.has_value()) return;
+    Say(absl::StrCat("collected the stacks of ", collected->ranks.size(), " ranks"));
+    if (job_ != nullptr) {
+      job_->StacksReported(options_.node, collected->generation, collected->ranks);
+    } else if (coordinator_ != nullptr) {
+      coordinator_->Send(StacksMessage{collected->generation, std::move(collected->ranks)});
+    }
+  }
+
+  void CollectStacks(int generation) {
+    if (generation != state_.generation) return;
+    if (ranks_ == nullptr || reported_) {
+      // Nothing of this node runs: an empty report, so no one waits for it.
+      if (coordinator_ != nullptr) coordinator_->Send(StacksMessage{generation, {}});
+      if (job_ != nullptr) job_->StacksReported(options_.node, generation, {});
+      return;
+    }
+    Say("the job hung: collecting the stacks of this node's ranks");
+    hang_.StartCollecting(*ranks_, run_dir_, generation);
   }
 
   void StopLocalRanks() {
@@ -546,6 +597,13 @@ class NodeAgent {
           for (auto& worker : workers_) worker->Send(StopMessage{order.generation});
           StopLocalRanks();
           break;
+        case JobCoordinator::Order::Kind::kCollectStacks:
+          Say(absl::StrCat("no rank made progress for ",
+                           absl::FormatDuration(options_.hang_timeout),
+                           ": collecting every rank's stacks"));
+          for (auto& worker : workers_) worker->Send(CollectStacksMessage{order.generation});
+          CollectStacks(order.generation);
+          break;
         case JobCoordinator::Order::Kind::kEnd: {
           EndMessage end{job_->phase(), job_->exit_status(), job_->failure()};
           for (auto& worker : workers_) worker->Send(end);
@@ -593,6 +651,7 @@ class NodeAgent {
   absl::Duration heartbeat_interval_;
   absl::Time next_heartbeat_ = absl::InfinitePast();
   std::unique_ptr<RankGroup> ranks_;
+  HangWatch hang_;
   bool reported_ = false;  // this generation's end was reported
   // The coordinator's side.
   std::unique_ptr<JobCoordinator> job_;

@@ -10,9 +10,10 @@
 // before anything it sent is read. Messages are JSON lines
 // (peer_channel.h), typed in tools/protocol/peer_message.h:
 //   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
-//     failed, error}, stop (a stop was asked for on the worker), hb
+//     failed, error}, stop (a stop was asked for on the worker), hb,
+//     progress {gen}, stacks {gen, ranks}
 //   coordinator → worker: welcome {run_id, node}, start {gen, why},
-//     stop {gen}, end {state, exit_status, failure}, hb
+//     stop {gen}, end {state, exit_status, failure}, hb, collect {gen}
 // A line that is no such message closes its connection.
 // Both sides send hb a few times per heartbeat timeout; an agent that hears
 // nothing from the coordinator for the timeout stops its ranks and exits,
@@ -26,6 +27,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "tools/agent/stack_collector.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/launcher_contract.h"
 #include "tools/secure/job_key.h"
@@ -59,6 +61,12 @@ struct NodeAgentOptions {
   // this node is the job's only one.
   std::optional<JobKey> job_key;
   absl::Duration restart_backoff = absl::Seconds(1);
+  // Every agent samples its ranks' progress and says when they progressed;
+  // the coordinator declares the job hung after this long without, and
+  // every agent then reports its ranks' stacks (hang_watch.h). Zero: off.
+  absl::Duration hang_timeout = absl::ZeroDuration();
+  // The stack tools and their timeout (tests name missing ones).
+  StackCollectorOptions stack_tools;
 
   // End-of-file here stops the job (a foreground agent whose caller went
   // away); -1: not watched.

@@ -131,6 +131,50 @@ TEST_F(NodeAgentTest, AllRanksSucceedWithPrefixedOutputLogsAndResult) {
   EXPECT_EQ(access((dir_ + "/logs/" + result.run_id + "/rank-6.log").c_str(), F_OK), 0);
 }
 
+// Ranks that sleep (no output, no CPU time) past the hang timeout: the job
+// fails with 124 and where each rank stood, every stack in a file beside
+// the rank logs; a missing stack tool is a named skip.
+TEST_F(NodeAgentTest, RanksWithoutProgressHangTheJobWithTheirStacks) {
+  NodeAgentOptions options = Options(3, {"none", "0", "hang"});
+  options.hang_timeout = absl::Seconds(5);
+  options.stack_tools.gdb = {"fleetplan-no-such-gdb"};
+  absl::Time start = absl::Now();
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(40));
+  EXPECT_GT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_EQ(result.phase, JobPhase::kFailed);
+  EXPECT_EQ(result.exit_status, 124);
+  ASSERT_TRUE(result.failure.has_value());
+  ASSERT_TRUE(result.failure->stacks.has_value());
+  std::string described = DescribeFailureInFull(*result.failure);
+  EXPECT_THAT(described, HasSubstr("the job hung: no rank made progress for 5s"));
+  EXPECT_THAT(described, HasSubstr("ranks 4-6 on n1: "));
+  // sleep is no Python program: gdb is not even tried, so its absence is
+  // no skip; eu-stack read every rank.
+  EXPECT_THAT(described, Not(HasSubstr("skip on")));
+  EXPECT_THAT(Output(), HasSubstr("collecting every rank's stacks"));
+  for (int rank = 4; rank <= 6; ++rank) {
+    FP_ASSERT_OK_AND_ASSIGN(std::string stacks,
+                            ReadFileToString(absl::StrCat(dir_, "/logs/latest/rank-", rank,
+                                                          ".stacks-0.txt")));
+    EXPECT_THAT(stacks, HasSubstr("native frames of every thread (eu-stack)"));
+    EXPECT_THAT(stacks, HasSubstr("nanosleep"));
+  }
+}
+
+TEST_F(NodeAgentTest, AHungJobNamesAStackToolThatIsMissing) {
+  NodeAgentOptions options = Options(2, {"none", "0", "hang"});
+  options.hang_timeout = absl::Seconds(5);
+  options.stack_tools.eu_stack = {"fleetplan-no-such-eu-stack"};
+  FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
+  EXPECT_EQ(result.exit_status, 124);
+  ASSERT_TRUE(result.failure.has_value());
+  EXPECT_THAT(DescribeFailureInFull(*result.failure),
+              HasSubstr("\n  ranks 4,5 on n1: no frame of the user's found\n"
+                        "  skip on n1 (ranks 4,5): native: fleetplan-no-such-eu-stack was not "
+                        "found on PATH"));
+}
+
 TEST_F(NodeAgentTest, OneFailingRankStopsTheOthers) {
   absl::Time start = absl::Now();
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result,

@@ -47,6 +47,7 @@ void RankGroup::Start() {
   for (int i = 0; i < options_.nproc; ++i) {
     int rank = Rank(i);
     prefixers_.emplace_back(absl::StrCat("[", options_.node, "/", rank, "] "));
+    output_bytes_.push_back(0);
     redactors_.emplace_back(options_.secret_values);
     std::string log_path = RankLogPath(options_.run_dir, rank);
     // Only the job's user may read what its ranks printed.
@@ -115,6 +116,7 @@ IndexedOutput RankGroup::Forwarder() {
 }
 
 void RankGroup::Write(size_t i, absl::string_view chunk) {
+  if (i < output_bytes_.size()) output_bytes_[i] += chunk.size();
   Log(i, chunk);
   if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Feed(chunk));
 }
@@ -168,6 +170,12 @@ std::map<int, int> RankGroup::statuses() const {
 RankError RankGroup::Explain(int rank) const {
   return ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
                             RankLogPath(options_.run_dir, rank), options_.secret_values);
+}
+
+std::vector<uint64_t> RankGroup::output_bytes() const {
+  std::vector<uint64_t> bytes = output_bytes_;
+  bytes.resize(ranks_.size());
+  return bytes;
 }
 
 std::vector<RankState> RankGroup::states() const {

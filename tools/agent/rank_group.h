@@ -7,6 +7,7 @@
 // together. Each rank leads its own process group, so stopping a rank
 // stops everything it started.
 
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -73,6 +74,8 @@ class RankGroup {
   const std::map<int, int>& failed() const { return failed_; }
   // Rank, pid and status of each, for job.json.
   std::vector<RankState> states() const;
+  // How many bytes each rank (in the order of states()) has written so far.
+  std::vector<uint64_t> output_bytes() const;
   // What rank `rank` (one of this node's) said of its failure: its error
   // file, else its log's last lines (rank_failure.h).
   RankError Explain(int rank) const;
@@ -92,6 +95,7 @@ class RankGroup {
   // to the output descriptor.
   void Write(size_t i, absl::string_view chunk);
   std::vector<int> logs_;
+  std::vector<uint64_t> output_bytes_;
   std::vector<size_t> started_index_;
   std::map<int, int> failed_;
   absl::Time all_exited_at_ = absl::InfiniteFuture();

@@ -14,6 +14,9 @@ namespace {
 // How long `stop` may take on a node: the agent's grace period for its
 // ranks (10 s) and a margin.
 constexpr absl::Duration kStopTimeout = absl::Seconds(30);
+// How long `stacks` may take on a node: the stack tools' own timeouts
+// (60 s each, gdb then eu-stack) and a margin.
+constexpr absl::Duration kStacksTimeout = absl::Seconds(135);
 
 }  // namespace
 
@@ -116,6 +119,47 @@ std::vector<absl::StatusOr<int>> JobControl::Logs(const LogsRequest& request,
         callbacks.cancel_for ? callbacks.cancel_for(node) : nullptr);
     buffer.Flush();
     if (callbacks.on_end) callbacks.on_end(node, results[i]);
+  });
+  return results;
+}
+
+std::vector<absl::StatusOr<StacksMessage>> JobControl::Stacks() const {
+  std::vector<absl::StatusOr<StacksMessage>> results(spec_.nodes.size(),
+                                                     absl::UnknownError("not run"));
+  ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
+    const NodeSpec& node = spec_.nodes[i];
+    if (connections_.count(node.name) == 0) {
+      results[i] = absl::NotFoundError("not there (apply has not created it)");
+      return;
+    }
+    std::string output;
+    absl::Notification never;
+    TimedCancel timed(&never, kStacksTimeout);
+    CommandSpec command;
+    command.command = StacksCommand(node);
+    absl::StatusOr<int> status = connections_.at(node.name)->Run(
+        command, [&output](absl::string_view chunk) { output.append(chunk.data(), chunk.size()); },
+        timed.get());
+    std::string said(absl::StripAsciiWhitespace(output));
+    if (!status.ok()) {
+      results[i] = status.status();
+    } else if (*status != 0) {
+      results[i] = absl::InternalError(
+          absl::StrCat("stacks exited with status ", *status, ": ", said.substr(0, 500)));
+    } else {
+      // The agent prints one message, last.
+      absl::string_view line = said;
+      if (size_t newline = line.rfind('\n'); newline != absl::string_view::npos) {
+        line = line.substr(newline + 1);
+      }
+      absl::StatusOr<PeerMessage> message = ParsePeerMessage(line);
+      if (message.ok() && std::holds_alternative<StacksMessage>(*message)) {
+        results[i] = std::get<StacksMessage>(*std::move(message));
+      } else {
+        results[i] = absl::InternalError(
+            absl::StrCat("the agent's answer is no stacks message: ", said.substr(0, 200)));
+      }
+    }
   });
   return results;
 }

@@ -18,6 +18,7 @@
 #include "plugins/transport.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/peer_message.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -80,6 +81,10 @@ class JobControl {
   };
   Followed Follow(const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
                   const LogsCallbacks& callbacks, const std::function<void()>& cancel_all) const;
+  // Runs the agent's --stacks on every node at once: where each node's
+  // running ranks stand, in spec order. NotFound for a node with no
+  // connection; an error naming what the node's agent said otherwise.
+  std::vector<absl::StatusOr<StacksMessage>> Stacks() const;
 
  private:
   const ClusterSpec& spec_;

@@ -21,6 +21,7 @@
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/metric_line.h"
 #include "tools/protocol/rank_error.h"
+#include "tools/protocol/stack_report.h"
 #include "tools/util/flags.h"
 
 namespace fleetplan {
@@ -111,6 +112,10 @@ nlohmann::json FailureJson(const JobFailure& failure) {
                         {"reason", failure.reason},
                         {"summary", DescribeFailure(failure)}};
   if (failure.error.has_value()) out.update(RankErrorToJson(*failure.error));
+  if (failure.stacks.has_value()) {
+    out["stacks"] = StackSummaryToJson(*failure.stacks);
+    out["stacks"]["lines"] = SummaryLines(*failure.stacks);
+  }
   return out;
 }
 

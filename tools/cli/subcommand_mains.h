@@ -17,6 +17,7 @@ int StatusMain(const CommandLine& line);
 int LogsMain(const CommandLine& line);
 int StopMain(const CommandLine& line);
 int ExecMain(const CommandLine& line);
+int StacksMain(const CommandLine& line);
 // The node names of a spec, one a line, for shell completion.
 int CompleteNodesMain(const CommandLine& line);
 

@@ -135,6 +135,8 @@ const std::vector<Subcommand>& Subcommands() {
        ApplyMain},
       {"status", "the state of the spec's job on every node", StatusMain},
       {"logs", "the ranks' output, prefixed [node/rank]", LogsMain},
+      {"stacks", "where every rank of the running job stands, grouped; the job runs on",
+       StacksMain},
       {"stop", "stop the spec's job on every node", StopMain},
       {"exec", "run a command on every node, in its environment and workdir", ExecMain},
       {"help", "fleetplan's commands, or one command's options", HelpMain},

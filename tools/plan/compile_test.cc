@@ -305,6 +305,20 @@ TEST(CompilePlanTest, WorkersConnectToTheChiefsAgent) {
               HasSubstr(" --nodes=worker,head --supervisor-port=4000 "));
 }
 
+TEST(CompilePlanTest, AHangTimeoutReachesEveryAgent) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.job.hang_timeout = absl::Seconds(90);
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  for (const Step& step : PhaseOf(plan, PhaseKind::kLaunch).steps) {
+    EXPECT_THAT(step.command, HasSubstr(" --heartbeat-timeout=30s --hang-timeout=1m30s -- "));
+  }
+  FP_ASSERT_OK_AND_ASSIGN(Plan unset, CompilePlan(TwoByTwoSpec(), {}));
+  EXPECT_NE(unset.hash, plan.hash);
+  for (const Step& step : PhaseOf(unset, PhaseKind::kLaunch).steps) {
+    EXPECT_THAT(step.command, Not(HasSubstr("--hang-timeout")));
+  }
+}
+
 TEST(CompilePlanTest, TheSupervisorPortMustDifferFromTheMasterPort) {
   ClusterSpec spec = TwoByTwoSpec();
   spec.job.supervisor_port = spec.network.master_port;

@@ -147,6 +147,9 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   }
   absl::StrAppend(&command, " --heartbeat-timeout=",
                   absl::FormatDuration(supervision.heartbeat_timeout));
+  if (job.hang_timeout.has_value()) {
+    absl::StrAppend(&command, " --hang-timeout=", absl::FormatDuration(*job.hang_timeout));
+  }
   // The agent's default is torchrun's contract.
   if (job.launcher.launcher != Launcher::kTorchrun) {
     absl::StrAppend(&command, " --launcher=", LauncherName(job.launcher.launcher));
@@ -180,6 +183,12 @@ std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
 std::string StopCommand(const NodeSpec& node) {
   return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stop ",
                       ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))));
+}
+
+std::string StacksCommand(const NodeSpec& node) {
+  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stacks ",
+                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
+                      ShellQuote(absl::StrCat("--node=", node.name)));
 }
 
 std::string EnsureKeyCommand() {

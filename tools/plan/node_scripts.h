@@ -98,6 +98,10 @@ std::string LogsCommand(const NodeSpec& node, const LogsRequest& request);
 // Stops the job's agent and ranks on the node; exits 0 once none is left.
 std::string StopCommand(const NodeSpec& node);
 
+// Prints where the node's running ranks stand, as one `stacks` peer
+// message (fleetplan-agent --stacks).
+std::string StacksCommand(const NodeSpec& node);
+
 // Creates ~/.ssh/id_ed25519 when missing and prints its public key.
 std::string EnsureKeyCommand();
 

@@ -106,6 +106,10 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Int("job.restarts", spec.job.restarts);
   w.Int("job.supervisor_port", spec.SupervisorPort());
   w.Int("job.heartbeat_timeout_ms", absl::ToInt64Milliseconds(spec.job.heartbeat_timeout));
+  // Only when set: the digest of a spec without it is as before it existed.
+  if (spec.job.hang_timeout.has_value()) {
+    w.Int("job.hang_timeout_ms", absl::ToInt64Milliseconds(*spec.job.hang_timeout));
+  }
   w.Str("job.launcher", LauncherName(spec.job.launcher.launcher));
   w.Str("job.local_rank_arg", spec.job.launcher.local_rank_arg);
   w.Int("transport_settings", static_cast<int>(spec.transport_settings.size()));

@@ -65,6 +65,7 @@ bool IsFinal(JobPhase phase) {
 }
 
 std::string DescribeFailure(const JobFailure& failure) {
+  if (failure.stacks.has_value()) return absl::StrCat("the job hung: ", failure.reason);
   if (failure.rank < 0) return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
   std::string text = absl::StrCat("rank ", failure.rank, " on node '", failure.node,
                                   "' failed with exit status ", failure.status);
@@ -75,6 +76,14 @@ std::string DescribeFailure(const JobFailure& failure) {
 
 std::string DescribeFailureInFull(const JobFailure& failure) {
   std::string text = DescribeFailure(failure);
+  if (failure.stacks.has_value()) {
+    absl::StrAppend(&text, "\nwhere each rank stood (its innermost frame of the user's code; "
+                           "every stack is in rank-N.stacks-GEN.txt beside the rank logs):");
+    for (const std::string& line : SummaryLines(*failure.stacks)) {
+      absl::StrAppend(&text, "\n  ", line);
+    }
+    return text;
+  }
   if (!failure.error.has_value() || failure.error->log_tail.empty()) return text;
   absl::StrAppend(&text, "\nlast lines of rank ", failure.rank, ":");
   for (absl::string_view line : absl::StrSplit(failure.error->log_tail, '\n')) {
@@ -84,12 +93,15 @@ std::string DescribeFailureInFull(const JobFailure& failure) {
 }
 
 nlohmann::json JobFailureToJson(const JobFailure& failure) {
-  return {{"node", failure.node},
-          {"rank", failure.rank},
-          {"status", failure.status},
-          {"reason", failure.reason},
-          {"error", failure.error.has_value() ? RankErrorToJson(*failure.error)
-                                              : nlohmann::json(nullptr)}};
+  nlohmann::json json = {{"node", failure.node},
+                         {"rank", failure.rank},
+                         {"status", failure.status},
+                         {"reason", failure.reason},
+                         {"error", failure.error.has_value() ? RankErrorToJson(*failure.error)
+                                                             : nlohmann::json(nullptr)}};
+  // Only for a hung job: other failures keep their form.
+  if (failure.stacks.has_value()) json["stacks"] = StackSummaryToJson(*failure.stacks);
+  return json;
 }
 
 absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
@@ -106,6 +118,11 @@ absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
   if (error != nullptr && !error->is_null()) {
     FP_ASSIGN_OR_RETURN(RankError parsed, RankErrorFromJson(*error, document));
     failure.error = std::move(parsed);
+  }
+  const nlohmann::json* stacks = fields.Optional("stacks");
+  if (stacks != nullptr && !stacks->is_null()) {
+    FP_ASSIGN_OR_RETURN(StackSummary parsed, StackSummaryFromJson(*stacks, document));
+    failure.stacks = std::move(parsed);
   }
   return failure;
 }

@@ -21,6 +21,7 @@
 #include "absl/time/time.h"
 #include "nlohmann/json_fwd.hpp"
 #include "tools/protocol/rank_error.h"
+#include "tools/protocol/stack_report.h"
 
 namespace fleetplan {
 
@@ -40,27 +41,33 @@ struct RankState {
   std::optional<int> status;  // exit status once it ended
 };
 
-// Why a job failed: the first rank that failed by itself, or a node lost.
+// Why a job failed: the first rank that failed by itself, a node lost, or
+// the job hung.
 struct JobFailure {
-  std::string node;
-  int rank = -1;    // -1: no rank failed (a node was lost)
+  std::string node;  // empty for the whole job (it hung)
+  int rank = -1;    // -1: no rank failed (a node was lost, the job hung)
   int status = 1;   // the job's exit status
   std::string reason;  // e.g. "no heartbeat for 30s"; empty for a rank
   // What the failed rank said of it, read on its node (rank_error.h).
   std::optional<RankError> error;
+  // A hung job: where every rank stood (stack_report.h).
+  std::optional<StackSummary> stacks;
 };
 
 // "rank 3 on node 'b' failed with exit status 1" and, where its script
 // recorded one, ": ValueError: bad shard 7 (at train.py:12 in load)"; with
-// no rank, "node 'b' failed: <reason>". One line: a log tail is apart.
+// no rank, "node 'b' failed: <reason>"; a hung job, "the job hung:
+// <reason>". One line: a log tail and stacks are apart.
 std::string DescribeFailure(const JobFailure& failure);
 
 // DescribeFailure and, where the rank recorded no exception, its last lines
-// below, each indented by two spaces: what apply and status show.
+// below, or a hung job's stacks (SummaryLines), each indented by two
+// spaces: what apply and status show.
 std::string DescribeFailureInFull(const JobFailure& failure);
 
 // A failure as job.json and the agents' end message carry it:
-// {node, rank, status, reason, error} (error: RankErrorToJson or null).
+// {node, rank, status, reason, error} (error: RankErrorToJson or null),
+// and "stacks" (StackSummaryToJson) for a hung job.
 nlohmann::json JobFailureToJson(const JobFailure& failure);
 // InvalidArgument naming `document` and the field that is missing or wrong
 // (a rank below -1, a status outside 0..255).

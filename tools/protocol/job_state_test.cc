@@ -125,6 +125,29 @@ TEST(JobStateTest, NodeLossIsDescribedWithItsReason) {
             "node 'c' failed: no heartbeat for 30s");
 }
 
+TEST(JobStateTest, AHungJobIsDescribedWithWhereEveryRankStood) {
+  NodeJobState state;
+  state.phase = JobPhase::kFailed;
+  state.exit_status = 124;
+  state.failure = JobFailure{"", -1, 124, "no rank made progress for 20s", std::nullopt,
+                             GroupStacks({{0, "a", StackWhere{"main", "t.py", 9, "barrier"}, {}},
+                                          {1, "b", std::nullopt, {"py-bt: gdb was not found"}}})};
+  absl::StatusOr<NodeJobState> parsed = JobStateFromJson(JobStateToJson(state));
+  ASSERT_TRUE(parsed.ok()) << parsed.status();
+  ASSERT_TRUE(parsed->failure.has_value());
+  EXPECT_EQ(DescribeFailure(*parsed->failure), "the job hung: no rank made progress for 20s");
+  EXPECT_EQ(DescribeFailureInFull(*parsed->failure),
+            "the job hung: no rank made progress for 20s\n"
+            "where each rank stood (its innermost frame of the user's code; every stack is in "
+            "rank-N.stacks-GEN.txt beside the rank logs):\n"
+            "  rank 0 on a: main (t.py:9) calling barrier\n"
+            "  rank 1 on b: no frame of the user's found\n"
+            "  skip on b (rank 1): py-bt: gdb was not found");
+  // Other failures keep their form: no "stacks".
+  state.failure = JobFailure{"b", 3, 1, ""};
+  EXPECT_EQ(JobStateToJson(state).find("stacks"), std::string::npos);
+}
+
 TEST(JobStateTest, Paths) {
   EXPECT_EQ(JobStatePath("/w/.fleetplan/nodes/a/logs"), "/w/.fleetplan/nodes/a/logs/job.json");
   EXPECT_EQ(RankLogPath(RunDir("/l", "r1"), 3), "/l/r1/rank-3.log");

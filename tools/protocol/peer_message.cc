@@ -53,6 +53,13 @@ nlohmann::json ToJson(const PeerMessage& message) {
                     {"failure", m.failure.has_value() ? JobFailureToJson(*m.failure)
                                                       : nlohmann::json(nullptr)}};
           },
+          [](const ProgressMessage& m) -> nlohmann::json { return {{"gen", m.generation}}; },
+          [](const CollectStacksMessage& m) -> nlohmann::json { return {{"gen", m.generation}}; },
+          [](const StacksMessage& m) -> nlohmann::json {
+            nlohmann::json ranks = nlohmann::json::array();
+            for (const RankStack& rank : m.ranks) ranks.push_back(RankStackToJson(rank));
+            return {{"gen", m.generation}, {"ranks", ranks}};
+          },
       },
       message);
   json["t"] = std::string(PeerMessageType(message));
@@ -152,6 +159,32 @@ absl::StatusOr<PeerMessage> ParseEnd(const Reader& in) {
   return m;
 }
 
+absl::StatusOr<PeerMessage> ParseProgress(const Reader& in) {
+  ProgressMessage m;
+  FP_RETURN_IF_ERROR(in.fields.Get("gen", 0, kMaxInt, &m.generation));
+  return m;
+}
+
+absl::StatusOr<PeerMessage> ParseCollect(const Reader& in) {
+  CollectStacksMessage m;
+  FP_RETURN_IF_ERROR(in.fields.Get("gen", 0, kMaxInt, &m.generation));
+  return m;
+}
+
+absl::StatusOr<PeerMessage> ParseStacks(const Reader& in) {
+  StacksMessage m;
+  FP_RETURN_IF_ERROR(in.fields.Get("gen", 0, kMaxInt, &m.generation));
+  const nlohmann::json* ranks = in.fields.Optional("ranks");
+  if (ranks == nullptr || !ranks->is_array()) {
+    return InvalidField(in.document, "ranks", "is not a list");
+  }
+  for (const nlohmann::json& rank : *ranks) {
+    FP_ASSIGN_OR_RETURN(RankStack parsed, RankStackFromJson(rank, in.document));
+    m.ranks.push_back(std::move(parsed));
+  }
+  return m;
+}
+
 struct MessageParser {
   absl::string_view type;
   absl::StatusOr<PeerMessage> (*parse)(const Reader& in);
@@ -161,7 +194,8 @@ struct MessageParser {
 constexpr MessageParser kParsers[] = {
     {"hello", ParseHello},     {"started", ParseStarted}, {"ended", ParseEnded},
     {"stop", ParseStop},       {"hb", ParseHeartbeat},    {"welcome", ParseWelcome},
-    {"start", ParseStart},     {"end", ParseEnd},
+    {"start", ParseStart},     {"end", ParseEnd},         {"progress", ParseProgress},
+    {"collect", ParseCollect}, {"stacks", ParseStacks},
 };
 static_assert(std::size(kParsers) == std::variant_size_v<PeerMessage>);
 

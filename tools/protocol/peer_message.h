@@ -5,9 +5,12 @@
 // worker's and the coordinator's, tools/agent/node_agent.h), one JSON
 // object per line with its type in "t":
 //   worker → coordinator: hello {node}, started {gen}, ended {gen,
-//     statuses, failed, error}, stop, hb
+//     statuses, failed, error}, stop, hb, progress {gen} (a rank of the
+//     node progressed: hang_timeout), stacks {gen, ranks} (where each rank
+//     stands, asked for by collect)
 //   coordinator → worker: welcome {run_id, node}, start {gen, why},
-//     stop {gen}, end {state, exit_status, failure}, hb
+//     stop {gen}, end {state, exit_status, failure}, hb, collect {gen}
+//     (the job hung: report the ranks' stacks)
 // Both sides link this one definition; a line from a peer is parsed into
 // a typed message or refused, never half read.
 
@@ -15,10 +18,12 @@
 #include <optional>
 #include <string>
 #include <variant>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/stack_report.h"
 
 namespace fleetplan {
 
@@ -58,8 +63,21 @@ struct EndMessage {  // "end": the job is over
   std::optional<JobFailure> failure;
 };
 
-using PeerMessage = std::variant<HelloMessage, StartedMessage, EndedMessage, StopMessage,
-                                 HeartbeatMessage, WelcomeMessage, StartMessage, EndMessage>;
+struct ProgressMessage {  // "progress": a rank of the worker's progressed
+  int generation = 0;
+};
+struct CollectStacksMessage {  // "collect": the job hung; report the ranks' stacks
+  int generation = 0;
+};
+struct StacksMessage {  // "stacks": where each of the worker's ranks stands
+  int generation = 0;
+  std::vector<RankStack> ranks;
+};
+
+using PeerMessage =
+    std::variant<HelloMessage, StartedMessage, EndedMessage, StopMessage, HeartbeatMessage,
+                 WelcomeMessage, StartMessage, EndMessage, ProgressMessage, CollectStacksMessage,
+                 StacksMessage>;
 
 // The message's "t": "hello", "started", ...
 absl::string_view PeerMessageType(const PeerMessage& message);

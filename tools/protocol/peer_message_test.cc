@@ -58,13 +58,35 @@ TEST(PeerMessageTest, RoundTripsEveryType) {
   EXPECT_EQ(end.failure->rank, 3);
   EXPECT_EQ(end.failure->status, 7);
   EXPECT_EQ(end.failure->reason, "why");
+  EXPECT_EQ(std::get<ProgressMessage>(RoundTrip(ProgressMessage{5})).generation, 5);
+  EXPECT_EQ(std::get<CollectStacksMessage>(RoundTrip(CollectStacksMessage{6})).generation, 6);
+  StacksMessage stacks = std::get<StacksMessage>(RoundTrip(StacksMessage{
+      1, {RankStack{4, "c", StackWhere{"load_shard", "data.py", 88, "sleep"}, {"py-bt: x"}}}}));
+  EXPECT_EQ(stacks.generation, 1);
+  ASSERT_EQ(stacks.ranks.size(), 1u);
+  EXPECT_EQ(stacks.ranks[0].rank, 4);
+  EXPECT_EQ(stacks.ranks[0].where, (StackWhere{"load_shard", "data.py", 88, "sleep"}));
+  EXPECT_EQ(stacks.ranks[0].skips, std::vector<std::string>{"py-bt: x"});
+  StackSummary summary = GroupStacks(stacks.ranks);
+  end = std::get<EndMessage>(RoundTrip(EndMessage{
+      JobPhase::kFailed, 124, JobFailure{"", -1, 124, "no rank made progress for 20s", {}, summary}}));
+  ASSERT_TRUE(end.failure.has_value() && end.failure->stacks.has_value());
+  EXPECT_EQ(SummaryLines(*end.failure->stacks), SummaryLines(summary));
 }
+
 
 void ExpectRefused(absl::string_view line, absl::string_view why) {
   absl::StatusOr<PeerMessage> parsed = ParsePeerMessage(line);
   ASSERT_FALSE(parsed.ok()) << line;
   EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << line;
   EXPECT_THAT(std::string(parsed.status().message()), HasSubstr(why)) << line;
+}
+
+TEST(PeerMessageTest, RefusesAStacksReportThatIsNotOne) {
+  ExpectRefused(R"({"t":"stacks","gen":1,"ranks":{}})", "\"ranks\" is not a list");
+  ExpectRefused(R"({"t":"stacks","gen":1,"ranks":[{"rank":-2,"node":"a","where":null,"skips":[]}]})",
+                "rank");
+  ExpectRefused(R"({"t":"progress"})", "\"gen\"");
 }
 
 TEST(PeerMessageTest, RefusesWhatIsNoMessage) {

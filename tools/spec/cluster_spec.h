@@ -120,6 +120,10 @@ struct JobSpec {
   std::optional<int> supervisor_port;
   // Silence after which an agent stops its ranks, or the coordinator the job.
   absl::Duration heartbeat_timeout = absl::Seconds(30);
+  // No rank of the job progressing this long makes it hung: the stacks of
+  // every rank are collected, then the job restarts or fails (124).
+  // nullopt: not watched.
+  std::optional<absl::Duration> hang_timeout;
   // Which launcher's variables and arguments the ranks see
   // (tools/protocol/launcher_contract.h); local_rank_arg empty: the
   // launcher's own spelling.

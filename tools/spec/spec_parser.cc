@@ -534,7 +534,7 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   job_position_ = PositionOf(job.source());
   reader_.CheckKeys(*table, "job.",
                     {"program", "args", "nproc_per_node", "restarts", "supervisor_port",
-                     "heartbeat_timeout", "launcher", "local_rank_arg"});
+                     "heartbeat_timeout", "hang_timeout", "launcher", "local_rank_arg"});
   if (const toml::node* node = table->get("program")) {
     if (std::optional<std::string> program = reader_.String(*node, "job.program")) {
       spec->job.program = *program;
@@ -592,6 +592,20 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
                                    "\"30s\" or \"2m\")"));
       } else {
         spec->job.heartbeat_timeout = timeout;
+      }
+    }
+  }
+  if (const toml::node* node = table->get("hang_timeout")) {
+    if (std::optional<std::string> text = reader_.String(*node, "job.hang_timeout")) {
+      absl::Duration timeout;
+      if (!absl::ParseDuration(*text, &timeout) || timeout < absl::Seconds(5) ||
+          timeout > absl::Hours(24)) {
+        reader_.Error(*node, "job.hang_timeout",
+                      absl::StrCat("\"", *text,
+                                   "\" is not a duration from 5s to 24h (expected e.g. "
+                                   "\"10m\" or \"90s\")"));
+      } else {
+        spec->job.hang_timeout = timeout;
       }
     }
   }

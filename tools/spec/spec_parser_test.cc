@@ -553,6 +553,20 @@ std::string WithJobKeys(absl::string_view keys) {
   return text;
 }
 
+TEST(SpecParserTest, HangTimeoutIsOffUnlessSet) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
+  EXPECT_FALSE(defaults.job.hang_timeout.has_value());
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec,
+                          ParseSpec(WithJobKeys("hang_timeout = \"10m\""), kPath));
+  EXPECT_EQ(spec.job.hang_timeout, absl::Minutes(10));
+  EXPECT_EQ(ErrorOf(WithJobKeys("hang_timeout = \"2s\"")),
+            "/specs/cluster.toml:21:16: error: job.hang_timeout: \"2s\" is not a duration "
+            "from 5s to 24h (expected e.g. \"10m\" or \"90s\")\n  hang_timeout = \"2s\"\n"
+            "                 ^");
+  EXPECT_THAT(ErrorOf(WithJobKeys("hang_timeout = 600")),
+              ::testing::HasSubstr("job.hang_timeout: expected a string"));
+}
+
 TEST(SpecParserTest, LauncherKeys) {
   FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
   EXPECT_EQ(defaults.job.launcher.launcher, Launcher::kTorchrun);
