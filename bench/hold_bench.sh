@@ -47,11 +47,18 @@ pgrep -f "__hold --identity" >/dev/null || { echo "no holder runs" >&2; exit 1; 
 
 echo "== $n loopback nodes; load: $(uptime | sed 's/.*load average/load average/') =="
 hyperfine -N --warmup 2 --runs "$runs" --export-markdown "$work/result.md" \
+  --export-json "$work/result.json" \
   -n "status (held)" "$fp status $held" \
   -n "exec true (held)" "$fp exec $held -- true" \
   -n "status (persist 0)" "$fp status $direct" \
   -n "exec true (persist 0)" "$fp exec $direct -- true" \
   -n "pdsh true" "$pdsh"
 cat "$work/result.md"
+# Medians and spreads, which a shared machine's outliers move less.
+python3 -c 'import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    t = sorted(x * 1e3 for x in r["times"])
+    print("%s: median %.1f ms (%.1f..%.1f)" % (r["command"], statistics.median(t), t[0], t[-1]))
+' "$work/result.json"
 echo "load after: $(uptime | sed 's/.*load average/load average/')"
 "$fp" disconnect "$held" >/dev/null
