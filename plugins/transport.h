@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -150,6 +151,17 @@ struct TransportOptions {
   bool read_only = false;
 };
 
+// What identifies a connection to a node that the connection holder
+// (tools/hold) may keep open between commands, and how long it may stay
+// idle there (like OpenSSH's ControlPersist).
+struct HoldKey {
+  // Equal keys may share one connection: it changes with anything that
+  // decides where the connection goes and as whom it logs in (address,
+  // port, user, key and its content, known hosts, config).
+  std::string identity;
+  absl::Duration persist;  // more than zero
+};
+
 // A transport plugin: validates its slice of the spec and opens
 // connections. One instance per plugin, shared by all threads.
 class Transport {
@@ -166,6 +178,14 @@ class Transport {
   virtual absl::StatusOr<std::unique_ptr<Connection>> Connect(
       const ClusterSpec& spec, const NodeSpec& node,
       const TransportOptions& options) = 0;
+
+  // The key under which the connection holder may keep `node`'s
+  // connection; nullopt (the default) where connections are not held
+  // (opening one costs nothing worth keeping, or the user chose persist 0).
+  virtual std::optional<HoldKey> Holding(const ClusterSpec& spec, const NodeSpec& node,
+                                         const TransportOptions& options) const {
+    return std::nullopt;
+  }
 
   // True when the transport's nodes see this machine's filesystem (the
   // local transport): a workdir inside the synced source would then be

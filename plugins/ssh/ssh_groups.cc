@@ -11,9 +11,31 @@ namespace {
 
 constexpr char kTable[] = "ssh";
 
+constexpr absl::Duration kMaxPersist = absl::Hours(24);
+
+// `persist = "10m"`: "0" for no holder, else 1s to 24h.
+void ReadPersist(const toml::node& node, absl::string_view prefix, TomlReader& reader,
+                 SshGroup* group) {
+  std::string key = absl::StrCat(prefix, "persist");
+  std::optional<std::string> text = reader.String(node, key);
+  if (!text.has_value()) return;
+  absl::Duration persist;
+  if (*text == "0") {
+    group->persist = absl::ZeroDuration();
+  } else if (absl::ParseDuration(*text, &persist) && persist >= absl::Seconds(1) &&
+             persist <= kMaxPersist) {
+    group->persist = persist;
+  } else {
+    reader.Error(node, key,
+                 absl::StrCat("\"", *text,
+                              "\" is not \"0\" or a duration from 1s to 24h (expected e.g. "
+                              "\"10m\", or \"0\" to keep no connection open)"));
+  }
+}
+
 void ReadGroup(const toml::table& table, absl::string_view prefix, TomlReader& reader,
                SshGroup* group) {
-  reader.CheckKeys(table, prefix, {"user", "port", "key_file", "known_hosts", "env"});
+  reader.CheckKeys(table, prefix, {"user", "port", "key_file", "known_hosts", "persist", "env"});
   if (const toml::node* user = table.get("user")) {
     if (std::optional<std::string> value = reader.String(*user, absl::StrCat(prefix, "user"))) {
       group->user = *value;
@@ -35,6 +57,7 @@ void ReadGroup(const toml::table& table, absl::string_view prefix, TomlReader& r
     group->known_hosts =
         reader.String(*known_hosts, absl::StrCat(prefix, "known_hosts")).value_or("");
   }
+  if (const toml::node* persist = table.get("persist")) ReadPersist(*persist, prefix, reader, group);
   if (const toml::node* env = table.get("env")) {
     group->env = reader.Env(*env, absl::StrCat(prefix, "env"));
   }

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/time/time.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -22,6 +23,11 @@ struct SshGroup {
   std::string key_file;     // on the machine that runs apply; "~" unexpanded
   std::string known_hosts;  // empty: ~/.ssh/known_hosts
   EnvList env;              // sorted by name; `$VAR` is expanded on the node
+  // How long the connection holder keeps the group's connections after the
+  // last command used them (like ControlPersist); zero: no holder.
+  absl::Duration persist = kDefaultPersist;
+
+  static constexpr absl::Duration kDefaultPersist = absl::Minutes(10);
 };
 
 class SshGroups : public TransportSettings {

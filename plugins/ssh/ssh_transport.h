@@ -26,6 +26,11 @@ class SshTransport : public Transport {
   // The workdir must be absolute and a named ssh group must exist.
   absl::Status ValidateNode(const ClusterSpec& spec, const NodeSpec& node) const override;
   bool RelaysSync() const override { return true; }
+  // The node's address, port, user, key file and its content, known_hosts
+  // and its content, the ssh config files' content and the agent's socket;
+  // persist from its group (nullopt for "0").
+  std::optional<HoldKey> Holding(const ClusterSpec& spec, const NodeSpec& node,
+                                 const TransportOptions& options) const override;
   // See OpenSshSession (ssh_session.h) for the errors.
   absl::StatusOr<std::unique_ptr<Connection>> Connect(
       const ClusterSpec& spec, const NodeSpec& node,

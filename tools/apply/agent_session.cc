@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tools/protocol/hold_wire.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 
@@ -28,25 +29,47 @@ std::string Number(uint64_t value) { return absl::StrCat(value); }
 absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::Open(
     std::unique_ptr<Connection>& base, const std::string& node, const std::string& agent_path,
     absl::Duration hello_timeout, SessionRunOptions options) {
+  // The agent is started on `base`, which the session keeps once it greeted.
+  Connection* node_connection = base.get();
+  SessionEndpoint endpoint;
+  endpoint.open = [node_connection, agent_path] {
+    return node_connection->OpenStream(
+        absl::StrCat("exec ", ShellQuote(agent_path), " --apply-session"));
+  };
+  endpoint.greeting = kSessionGreeting;
+  endpoint.name = agent_path;
+  endpoint.session = "the agent's apply session";
+  endpoint.open_command = [node_connection](const std::string& command) {
+    return node_connection->OpenStream(command);
+  };
   std::unique_ptr<AgentSessionConnection> session(
-      new AgentSessionConnection(nullptr, node, agent_path, hello_timeout, options));
-  FP_RETURN_IF_ERROR(session->Start(*base));
+      new AgentSessionConnection(std::move(endpoint), node, hello_timeout, options));
+  FP_RETURN_IF_ERROR(session->Start());
   session->base_ = std::move(base);
   return session;
 }
 
-absl::Status AgentSessionConnection::Start(Connection& base) {
+absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::Attach(
+    SessionEndpoint endpoint, const std::string& node, absl::Duration hello_timeout,
+    SessionRunOptions options) {
+  options.restart_after_idle = absl::InfiniteDuration();  // it does not leave when idle
+  std::unique_ptr<AgentSessionConnection> session(
+      new AgentSessionConnection(std::move(endpoint), node, hello_timeout, options));
+  FP_RETURN_IF_ERROR(session->Start());
+  return session;
+}
+
+absl::Status AgentSessionConnection::Start() {
   stream_.reset();  // an earlier agent ends with its input
   reader_ = FrameReader();
   pending_.clear();
   broken_ = absl::OkStatus();
   ended_ = false;
-  FP_ASSIGN_OR_RETURN(
-      stream_, base.OpenStream(absl::StrCat("exec ", ShellQuote(agent_path_), " --apply-session")));
+  FP_ASSIGN_OR_RETURN(stream_, endpoint_.open());
   absl::StatusOr<Frame> hello = Receive(hello_timeout_);
   auto refused = [&](absl::string_view said) {
     std::string errors(absl::StripAsciiWhitespace(stream_->ErrorOutput()));
-    return absl::FailedPreconditionError(absl::StrCat("node '", node_, "': ", agent_path_,
+    return absl::FailedPreconditionError(absl::StrCat("node '", node_, "': ", endpoint_.name,
                                                       " serves no apply session (", said,
                                                       errors.empty() ? "" : ": ", errors, ")"));
   };
@@ -55,9 +78,13 @@ absl::Status AgentSessionConnection::Start(Connection& base) {
     if (!ended_ && absl::IsUnavailable(hello.status())) return hello.status();
     return refused(ended_ ? "it ended" : hello.status().message());
   }
+  if (hello->type == FrameType::kError && hello->fields.size() == 2) {
+    return ParseStatusFrame(*hello);  // the far end's refusal, as it said it
+  }
   if (hello->type != FrameType::kHello || hello->fields.size() != 1 ||
-      hello->fields[0] != kSessionGreeting) {
-    return refused(absl::StrCat("it greeted with something else than \"", kSessionGreeting, "\""));
+      hello->fields[0] != endpoint_.greeting) {
+    return refused(
+        absl::StrCat("it greeted with something else than \"", endpoint_.greeting, "\""));
   }
   return absl::OkStatus();
 }
@@ -67,7 +94,7 @@ absl::Status AgentSessionConnection::Begin() {
   // may be gone without a word); a session idle for half of it starts a
   // fresh agent rather than risk talking to one on its way out.
   if (broken_.ok() && absl::Now() - last_heard_ > options_.restart_after_idle) {
-    absl::Status started = Start(*base_);
+    absl::Status started = Start();
     if (!started.ok()) return Broken("starting the agent again after a pause", started);
   }
   return broken_;
@@ -78,7 +105,7 @@ absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl:
     std::string errors(
         absl::StripAsciiWhitespace(stream_ != nullptr ? stream_->ErrorOutput() : ""));
     broken_ = absl::UnavailableError(
-        absl::StrCat("node '", node_, "': the agent's apply session broke while ", doing, ": ",
+        absl::StrCat("node '", node_, "': ", endpoint_.session, " broke while ", doing, ": ",
                      why.message(), errors.empty() ? "" : " (", errors, errors.empty() ? "" : ")"));
   }
   return broken_;
@@ -141,6 +168,9 @@ absl::Status AgentSessionConnection::ReceiveAnswer(absl::string_view doing) {
   if (answer.type == FrameType::kError && answer.fields.size() == 1) {
     return absl::InternalError(absl::StrCat(doing, ": ", answer.fields[0]));
   }
+  if (answer.type == FrameType::kError && answer.fields.size() == 2) {
+    return Broken(doing, ParseStatusFrame(answer));  // the far end's own failure
+  }
   return Broken(doing, absl::DataLossError("an answer of another kind"));
 }
 
@@ -168,6 +198,9 @@ absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& 
     if (frame->type == FrameType::kOutput && frame->fields.size() == 1) {
       if (on_output) on_output(frame->fields[0]);
       continue;
+    }
+    if (frame->type == FrameType::kError && frame->fields.size() == 2) {
+      return Broken("running a command", ParseStatusFrame(*frame));  // the far end's own failure
     }
     if (frame->type == FrameType::kStatus) {
       absl::StatusOr<uint64_t> status = FrameNumber(*frame, 0, "a command's exit status");

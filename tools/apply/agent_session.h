@@ -10,6 +10,7 @@
 // for each. The sync's workdir and tree checks run inside the agent.
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,18 @@ struct SessionRunOptions {
   absl::Duration restart_after_idle = kSessionIdleTimeout / 2;
 };
 
+// Where a session's far end is when it is not an agent started on the
+// node: how to reach it (a fresh stream each time), what it greets with, and
+// how the session's Connection opens a command stream beside it.
+struct SessionEndpoint {
+  std::function<absl::StatusOr<std::unique_ptr<CommandStream>>()> open;
+  std::string greeting;
+  std::string name;     // for errors: "the connection holder"
+  std::string session;  // for errors: "the connection holder's session"
+  std::function<absl::StatusOr<std::unique_ptr<CommandStream>>(const std::string& command)>
+      open_command;
+};
+
 class AgentSessionConnection : public Connection {
  public:
   // Starts `agent_path --apply-session` on `base`'s node and waits up to
@@ -45,6 +58,14 @@ class AgentSessionConnection : public Connection {
   static absl::StatusOr<std::unique_ptr<AgentSessionConnection>> Open(
       std::unique_ptr<Connection>& base, const std::string& node, const std::string& agent_path,
       absl::Duration hello_timeout, SessionRunOptions options = {});
+
+  // A session with `endpoint` (the connection holder, tools/hold) for
+  // `node`, never restarted: an error answer instead of the greeting is
+  // returned as it says (its code and message); FailedPrecondition for
+  // another greeting; what `endpoint.open` returned when it failed.
+  static absl::StatusOr<std::unique_ptr<AgentSessionConnection>> Attach(
+      SessionEndpoint endpoint, const std::string& node, absl::Duration hello_timeout,
+      SessionRunOptions options = {});
 
   // Unavailable naming the node once the session broke (then for good).
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
@@ -63,7 +84,7 @@ class AgentSessionConnection : public Connection {
   ~AgentSessionConnection() override { stream_.reset(); }
 
   absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override {
-    return base_->OpenStream(command);
+    return endpoint_.open_command(command);
   }
 
   // The tree check after a sync, in the agent (`--verify-tree`'s exit
@@ -80,16 +101,15 @@ class AgentSessionConnection : public Connection {
                                    uint64_t bytes, absl::Duration timeout, std::string* output);
 
  private:
-  AgentSessionConnection(std::unique_ptr<Connection> base, std::string node, std::string agent_path,
-                         absl::Duration hello_timeout, SessionRunOptions options)
-      : base_(std::move(base)),
+  AgentSessionConnection(SessionEndpoint endpoint, std::string node, absl::Duration hello_timeout,
+                         SessionRunOptions options)
+      : endpoint_(std::move(endpoint)),
         node_(std::move(node)),
-        agent_path_(std::move(agent_path)),
         hello_timeout_(hello_timeout),
         options_(options) {}
 
-  // Starts the agent on `base` and reads its greeting.
-  absl::Status Start(Connection& base);
+  // Opens a stream to the endpoint and reads its greeting.
+  absl::Status Start();
   // Before a request: a fresh agent after a pause; the session's error
   // once it broke.
   absl::Status Begin();
@@ -114,10 +134,10 @@ class AgentSessionConnection : public Connection {
   absl::Status SendFile(const FileToSend& file);
 
   // The stream is closed (its command's stdin ended) before `base_` goes.
-  std::unique_ptr<Connection> base_;
+  std::unique_ptr<Connection> base_;  // the node's, for an agent's session
   std::unique_ptr<CommandStream> stream_;
+  SessionEndpoint endpoint_;
   std::string node_;
-  std::string agent_path_;
   absl::Duration hello_timeout_;
   SessionRunOptions options_;
   absl::Time last_heard_ = absl::Now();

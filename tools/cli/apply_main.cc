@@ -9,6 +9,7 @@
 
 #include "tools/cli/commands.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -42,6 +43,7 @@ CommandDoc ApplyDoc() {
 
 int ApplyMain(const CommandLine& line) {
   ApplyCommand command;
+  command.connections = &HeldConnections();
   ApplyOptions& options = command.options;
   FlagSet flags(ApplyDoc());
   flags.Group("Running");

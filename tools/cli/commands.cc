@@ -78,13 +78,13 @@ absl::Status ReadSecrets(const ClusterSpec& spec, ApplyOptions* options) {
 
 // Stops the job on the nodes that can be reached (nothing of it may outlive
 // what holds it), then undoes what apply created for each node.
-int Destroy(const ClusterSpec& spec, const TransportOptions& options,
+int Destroy(const ClusterSpec& spec, const ConnectionFactory& factory, const TransportOptions& options,
             absl::Duration lock_timeout) {
   int code = 0;
   TransportOptions reach = options;
   reach.read_only = true;  // start or create nothing just to stop it
   absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(TransportConnections(), spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
+      ConnectNodes(factory, spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
   std::unique_ptr<HeldSpecLock> lock;
   if (connections.ok()) {
     absl::StatusOr<std::unique_ptr<HeldSpecLock>> locked =
@@ -145,7 +145,7 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   std::unique_ptr<ProgressReporter> reporter = MakeReporter(
       command.json ? ReportStyle::kJson : ReportStyle::kSummary, stdout, color, {});
   Executor executor(prepared.spec, *plan, prepared.source, options, *reporter,
-                    TransportConnections());
+                    *command.connections);
   OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
   OnInterrupt(nullptr);
@@ -183,7 +183,7 @@ absl::StatusOr<std::vector<StepForecast>> Forecast(const PlanCommand& command,
   std::unique_ptr<ProgressReporter> reporter =
       MakeReporter(ReportStyle::kPlain, stderr, false, {});
   Executor executor(prepared.spec, prepared.plan, prepared.source, options, *reporter,
-                    TransportConnections());
+                    *command.connections);
   absl::StatusOr<std::map<std::string, NodeState>> states = executor.ReadNodeStates();
   if (!states.ok()) return states.status();
   return ForecastPlan(prepared.plan, *states, options.secrets_digest);
@@ -254,7 +254,8 @@ int RunApplyCommand(ApplyCommand command) {
   }
   if (command.force_unlock) return ForceUnlockSpec(prepared->spec, command.options.transport);
   if (command.destroy) {
-    return Destroy(prepared->spec, command.options.transport, command.options.lock_timeout);
+    return Destroy(prepared->spec, *command.connections, command.options.transport,
+                   command.options.lock_timeout);
   }
   command.options.workspace = WorkspaceDirectory(command.workspace);
   if (prepared->spec.job.program_is_label() && command.options.workspace.empty()) {
@@ -294,7 +295,7 @@ int RunApplyCommand(ApplyCommand command) {
     std::fprintf(stderr, "apply: %.*s\n", static_cast<int>(message.size()), message.data());
   };
   Executor executor(prepared->spec, prepared->plan, prepared->source, command.options,
-                    *reporter, TransportConnections());
+                    *reporter, *command.connections);
   OnInterrupt([&executor] { executor.Interrupt(); });
   ApplyResult result = executor.Run();
   OnInterrupt(nullptr);

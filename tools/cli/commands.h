@@ -8,6 +8,7 @@
 
 #include <string>
 
+#include "tools/apply/connect_nodes.h"
 #include "tools/apply/executor.h"
 
 namespace fleetplan {
@@ -24,6 +25,8 @@ struct PlanCommand {
   // each step of the plan with what apply would do to it.
   bool refresh = false;
   ApplyOptions options;  // for `check` and `refresh`: parallelism, transport options
+  // How `check` and `refresh` reach the nodes.
+  const ConnectionFactory* connections = &TransportConnections();
 };
 
 // Prints the plan (exit 0; with `refresh`, 1 when a node could not be
@@ -42,6 +45,7 @@ struct ApplyCommand {
   std::string agent;      // --agent
   std::string argv0;
   ApplyOptions options;  // parallelism, force, transport options
+  const ConnectionFactory* connections = &TransportConnections();  // how it reaches the nodes
 };
 
 // Runs the apply; SIGINT and SIGTERM stop it (exit 130) with every node

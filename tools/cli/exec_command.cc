@@ -28,12 +28,14 @@ struct NodeResult {
 
 // Connects to `node` and runs `command` there, passing each line of its
 // output to `on_line`.
-NodeResult RunOnNode(const ClusterSpec& spec, const NodeSpec& node,
-                     const TransportOptions& transport, const std::string& command,
+NodeResult RunOnNode(const ConnectionFactory& connections, const ClusterSpec& spec,
+                     const NodeSpec& node, const TransportOptions& transport,
+                     const std::string& command,
                      const std::function<void(absl::string_view)>& on_line,
                      const absl::Notification& cancel) {
   NodeResult result;
-  absl::StatusOr<std::unique_ptr<Connection>> connection = ConnectNode(spec, node, transport);
+  absl::StatusOr<std::unique_ptr<Connection>> connection =
+      connections.Connect(spec, node, transport);
   if (!connection.ok()) {
     result.error = absl::StrCat("cannot connect (", node.transport,
                                 "): ", connection.status().message());
@@ -132,7 +134,7 @@ int RunExecCommand(const JobTarget& target, const ExecOptions& options) {
       std::fflush(stdout);
     };
     const std::string& env_script = env_scripts[&node - spec->nodes.data()];
-    results[i] = RunOnNode(*spec, node, transport, ExecCommand(node, env_script, command_line),
+    results[i] = RunOnNode(*target.connections, *spec, node, transport, ExecCommand(node, env_script, command_line),
                            on_line, cancel);
   });
   OnInterrupt(nullptr);

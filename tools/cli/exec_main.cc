@@ -6,6 +6,7 @@
 
 #include "tools/cli/exec_command.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -31,6 +32,7 @@ int ExecMain(const CommandLine& line) {
   doc.max_operands = static_cast<size_t>(-1);
   doc.operands_expected = "expected a spec file and, after --, a command";
   JobTarget target;
+  target.connections = &HeldConnections();
   ExecOptions options;
   FlagSet flags(std::move(doc));
   flags.List("node", "NAME", &options.nodes, "Only this node.", ValueKind::kNode);

@@ -7,6 +7,7 @@
 
 #include "tools/cli/job_commands.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -24,6 +25,7 @@ int LogsMain(const CommandLine& line) {
   doc.exit_codes = {kExitOk, kExitApplyFailed, kExitBadInput, kExitInterrupted};
   doc.exit_note = "with --follow: the job's status once it ended";
   JobTarget target;
+  target.connections = &HeldConnections();
   LogsCommandOptions options;
   FlagSet flags(std::move(doc));
   flags.Group("What to print");

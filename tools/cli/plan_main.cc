@@ -9,6 +9,7 @@
 
 #include "tools/cli/commands.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -37,6 +38,7 @@ CommandDoc PlanDoc() {
 
 int PlanMain(const CommandLine& line) {
   PlanCommand command;
+  command.connections = &HeldConnections();
   FlagSet flags(PlanDoc());
   flags.Group("Output");
   flags.Switch("json", &command.json, "Print the plan as JSON instead of text.");

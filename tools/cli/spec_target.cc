@@ -31,7 +31,7 @@ absl::StatusOr<std::unique_ptr<OpenedTarget>> OpenTarget(const JobTarget& target
   TransportOptions transport = target.transport;
   transport.read_only = true;  // these commands create or start nothing
   absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(TransportConnections(), opened->spec, transport, static_cast<int>(opened->spec.nodes.size()),
+      ConnectNodes(*target.connections, opened->spec, transport, static_cast<int>(opened->spec.nodes.size()),
                    /*tolerate_not_there=*/true);
   if (!connections.ok()) return connections.status();
   opened->connections = *std::move(connections);

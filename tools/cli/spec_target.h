@@ -26,6 +26,8 @@ struct JobTarget {
   TransportOptions transport;
   // stop: how long to wait for the spec's lock (tools/apply/state_lock.h).
   absl::Duration lock_timeout = absl::ZeroDuration();
+  // How the command reaches the nodes.
+  const ConnectionFactory* connections = &TransportConnections();
 };
 
 // The spec, parsed and checked against its transports. InvalidArgument or

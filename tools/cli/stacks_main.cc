@@ -5,6 +5,7 @@
 
 #include "tools/cli/stacks_command.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -22,6 +23,7 @@ int StacksMain(const CommandLine& line) {
   doc.exit_codes = {kExitOk, kExitApplyFailed, kExitBadInput};
   doc.exit_note = "1: a node could not be read";
   JobTarget target;
+  target.connections = &HeldConnections();
   FlagSet flags(std::move(doc));
   flags.Switch("json", &target.json, "Print one JSON object: groups, skips, lines.");
   flags.Number("connect-timeout", "SECONDS", &target.transport.connect_timeout_s,

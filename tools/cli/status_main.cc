@@ -5,6 +5,7 @@
 
 #include "tools/cli/job_commands.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -20,6 +21,7 @@ int StatusMain(const CommandLine& line) {
                   {"fleetplan status cluster.toml --json", "the same as one JSON object"}};
   doc.exit_codes = {kExitOk, kExitApplyFailed, kExitBadInput};
   JobTarget target;
+  target.connections = &HeldConnections();
   FlagSet flags(std::move(doc));
   flags.Switch("json", &target.json,
                "Print one JSON object: state (none, running, succeeded, failed, stopped), "

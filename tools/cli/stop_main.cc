@@ -5,6 +5,7 @@
 
 #include "tools/cli/job_commands.h"
 #include "tools/cli/subcommand_mains.h"
+#include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
 
 namespace fleetplan {
@@ -19,6 +20,7 @@ int StopMain(const CommandLine& line) {
   doc.examples = {{"fleetplan stop cluster.toml", "stop the job everywhere"}};
   doc.exit_codes = {kExitOk, kExitApplyFailed, kExitBadInput, kExitLocked};
   JobTarget target;
+  target.connections = &HeldConnections();
   FlagSet flags(std::move(doc));
   flags.Switch("json", &target.json,
                "Print one JSON object: stopped (true or false), nodes (each with what its "

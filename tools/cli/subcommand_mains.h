@@ -18,6 +18,9 @@ int LogsMain(const CommandLine& line);
 int StopMain(const CommandLine& line);
 int ExecMain(const CommandLine& line);
 int StacksMain(const CommandLine& line);
+int DisconnectMain(const CommandLine& line);
+// The connection holder (tools/hold), started by the commands.
+int HoldMain(const CommandLine& line);
 // The node names of a spec, one a line, for shell completion.
 int CompleteNodesMain(const CommandLine& line);
 

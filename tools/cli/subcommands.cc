@@ -15,6 +15,8 @@
 namespace fleetplan {
 namespace {
 
+constexpr char kHoldCommand[] = "__hold";
+
 std::vector<CommandSummary> Listed() {
   std::vector<CommandSummary> listed;
   for (const Subcommand& row : Subcommands()) {
@@ -139,10 +141,12 @@ const std::vector<Subcommand>& Subcommands() {
        StacksMain},
       {"stop", "stop the spec's job on every node", StopMain},
       {"exec", "run a command on every node, in its environment and workdir", ExecMain},
+      {"disconnect", "close the connections kept open to the spec's nodes", DisconnectMain},
       {"help", "fleetplan's commands, or one command's options", HelpMain},
       {"version", "print fleetplan's version", VersionMain},
       {"completion", "print the bash or zsh completion script", CompletionMain},
       {"__complete-nodes", "", CompleteNodesMain},
+      {kHoldCommand, "", HoldMain},
   };
   return *table;
 }
@@ -167,6 +171,9 @@ int FleetplanMain(int argc, char** argv) {
 }
 
 int SubcommandMain(absl::string_view name, int argc, char** argv) {
+  // The commands start the connection holder from their own executable,
+  // whichever binary of the table that is.
+  if (argc > 1 && absl::string_view(argv[1]) == kHoldCommand) return FleetplanMain(argc, argv);
   const Subcommand* row = FindSubcommand(name);
   if (row == nullptr) return UnknownCommand(name);
   return Run(*row, std::vector<std::string>(argv + 1, argv + argc), argv[0]);

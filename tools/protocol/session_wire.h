@@ -68,6 +68,10 @@ enum class FrameType : char {
   kOk = 'k',
   kError = 'e',
   kContents = 'r',
+  // The connection holder's (tools/protocol/hold_wire.h).
+  kAttach = 'A',
+  kOpenStream = 'O',
+  kQuit = 'Q',
 };
 
 struct Frame {

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Commands through a warm connection holder on N loopback ssh nodes
+# (default 8), whole processes under hyperfine, beside `pdsh -R ssh`
+# running `true` on the same nodes:
+#   fleetplan status SPEC           (a holder already holds the nodes)
+#   fleetplan exec SPEC -- true     (the same)
+#   the same two with persist = "0" (no holder: a connection per node)
+#
+#   bench/hold_bench.sh [N]      (run as root; RUNS=20 by default)
+#
+# Target: with a warm holder, status and exec at most 0.1x one pdsh.
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+n=${1:-8}
+runs=${RUNS:-20}
+
+# shellcheck source=bench/loopback_sshd.sh
+. bench/loopback_sshd.sh
+bin="${BIN_DIR:-$(opt_build //tools:fleetplan)}/tools"
+start_loopback_sshd "$n"
+
+held=$work/held.toml
+direct=$work/direct.toml
+{
+  echo 'name = "hold-bench"'
+  echo '[defaults]'
+  echo 'transport = "ssh"'
+  loopback_spec_nodes "$n"
+  echo '[job]'
+  echo 'program = "/bin/true"'
+} >"$held"
+sed 's/^\(\[ssh\.g[0-9]*\]\)$/\1\npersist = "0"/' "$held" >"$direct"
+for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
+# The holder's folder: private, and short enough for a socket's path.
+export XDG_RUNTIME_DIR=$work/run
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+
+fp=$bin/fleetplan
+export PDSH_SSH_ARGS="-F $work/ssh_config %h"
+pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
+for cmd in "$fp status $held" "$fp exec $held -- true" "$fp status $direct" "$pdsh"; do
+  bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
+done
+pgrep -f "__hold --identity" >/dev/null || { echo "no holder runs" >&2; exit 1; }
+
+echo "== $n loopback nodes; load: $(uptime | sed 's/.*load average/load average/') =="
+hyperfine -N --warmup 2 --runs "$runs" --export-markdown "$work/result.md" \
+  --export-json "$work/result.json" \
+  -n "status (held)" "$fp status $held" \
+  -n "exec true (held)" "$fp exec $held -- true" \
+  -n "status (persist 0)" "$fp status $direct" \
+  -n "exec true (persist 0)" "$fp exec $direct -- true" \
+  -n "pdsh true" "$pdsh"
+cat "$work/result.md"
+# Medians and spreads, which a shared machine's outliers move less.
+python3 -c 'import json, statistics, sys
+for r in json.load(open(sys.argv[1]))["results"]:
+    t = sorted(x * 1e3 for x in r["times"])
+    print("%s: median %.1f ms (%.1f..%.1f)" % (r["command"], statistics.median(t), t[0], t[-1]))
+' "$work/result.json"
+echo "load after: $(uptime | sed 's/.*load average/load average/')"
+"$fp" disconnect "$held" >/dev/null

@@ -1,0 +1,232 @@
+// The connection holder end to end (tools/hold): two sshd nodes of the test
+// bed, the real commands. A second command reuses the first one's ssh
+// sessions (the nodes' sshd session processes stay the same); a spec that
+// logs in with another key is not served by the holder of the first; the
+// holder leaves after its persist; its folder and socket are the user's
+// alone; a killed holder is replaced by the next command without a word.
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/apply_harness.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::Not;
+using ::testing::SizeIs;
+
+constexpr int kNodes = 2;
+
+class SshHoldTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    prefix_ = new std::string(absl::StrCat("fp-hold-", getpid()));
+    absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(kNodes, *prefix_);
+    ASSERT_THAT(nodes, IsOk());
+    nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
+  }
+
+  static void TearDownTestSuite() {
+    if (prefix_ != nullptr) {
+      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/cluster.sh down ", *prefix_)), IsOk());
+    }
+  }
+
+  void SetUp() override {
+    ASSERT_NE(nodes_, nullptr) << "the test bed did not start";
+    dir_ = MakeTempDir();
+    // A unix socket's path holds at most 107 bytes: the test's own folder
+    // is too deep for one.
+    char runtime[] = "/tmp/fp-hold-XXXXXX";
+    ASSERT_NE(mkdtemp(runtime), nullptr);
+    runtime_ = runtime;
+    std::string ips;
+    for (const TestbedNode& node : *nodes_) absl::StrAppend(&ips, " ", node.ip);
+    absl::StatusOr<std::string> keys =
+        RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+    ASSERT_THAT(keys, IsOk());
+    ASSERT_THAT(WriteFileAtomic(dir_ + "/known_hosts", *keys + "\n", 0600), IsOk());
+  }
+
+  void TearDown() override {
+    for (const std::string& spec : specs_) Tool("disconnect", spec);
+    RunScript("rm -rf " + runtime_).IgnoreError();
+  }
+
+  // A spec of the two nodes, logging in with `key_file` and keeping the
+  // connections `persist`.
+  std::string WriteSpec(const std::string& name, const std::string& key_file,
+                        const std::string& persist = "10m") {
+    std::string text = "[defaults]\ntransport = \"ssh\"\nworkdir = \"/work/hold\"\nssh = \"bed\"\n";
+    for (const TestbedNode& node : *nodes_) {
+      absl::StrAppend(&text, "[[nodes]]\nname = \"", node.name, "\"\naddress = \"", node.ip,
+                      "\"\n", &node == &nodes_->front() ? "chief = true\n" : "");
+    }
+    absl::StrAppend(&text, "[ssh.bed]\nuser = \"root\"\nkey_file = ", TomlString(key_file),
+                    "\nknown_hosts = ", TomlString(dir_ + "/known_hosts"),
+                    "\npersist = ", TomlString(persist), "\n[job]\nprogram = \"/bin/true\"\n");
+    std::string path = absl::StrCat(dir_, "/", name, ".toml");
+    EXPECT_THAT(WriteFileAtomic(path, text, 0644), IsOk());
+    specs_.push_back(path);
+    return path;
+  }
+
+  ToolResult Tool(const std::string& command, const std::string& spec) {
+    std::vector<std::string> argv = {absl::StrCat("tools/fleetplan-", command), spec};
+    if (command == "exec") argv = {"tools/fleetplan-exec", spec, "--", "true"};
+    if (command == "disconnect") argv = {"tools/fleetplan", "disconnect", spec};
+    return RunTool(argv, absl::Seconds(60), {{"XDG_RUNTIME_DIR", runtime_}});
+  }
+
+  // The holders of specs of this test ("pid: command line").
+  std::vector<std::string> Holders() {
+    std::vector<std::string> holders;
+    for (const std::string& line : ProcessesMentioning(dir_, absl::ZeroDuration())) {
+      if (absl::StrContains(line, "__hold")) holders.push_back(line);
+    }
+    return holders;
+  }
+
+  // The sshd processes serving root's sessions on node `i`, by pid: one
+  // per ssh connection logged in.
+  std::string SshSessions(int i) {
+    absl::StatusOr<std::string> sessions = ContainerExec(
+        (*nodes_)[i].name, "ps -eo pid=,args= | grep '[s]shd: root' | awk '{print $1}' | sort");
+    EXPECT_THAT(sessions, IsOk());
+    return sessions.value_or("?");
+  }
+
+  std::string Folder() const { return runtime_ + "/fleetplan"; }
+
+  static std::string* prefix_;
+  static std::vector<TestbedNode>* nodes_;
+  std::string dir_;
+  std::string runtime_;
+  std::vector<std::string> specs_;
+};
+
+std::string* SshHoldTest::prefix_ = nullptr;
+std::vector<TestbedNode>* SshHoldTest::nodes_ = nullptr;
+
+TEST_F(SshHoldTest, ALaterCommandGoesThroughTheHeldSessions) {
+  std::string spec = WriteSpec("reuse", (*nodes_)[0].key_file);
+  ToolResult first = Tool("status", spec);
+  ASSERT_EQ(first.status, 0) << first.output;
+  ASSERT_THAT(Holders(), SizeIs(1));
+  std::vector<std::string> sessions = {SshSessions(0), SshSessions(1)};
+  EXPECT_FALSE(sessions[0].empty());
+
+  ToolResult second = Tool("status", spec);
+  ASSERT_EQ(second.status, 0) << second.output;
+  ToolResult exec = Tool("exec", spec);
+  ASSERT_EQ(exec.status, 0) << exec.output;
+  // No new login on either node: the same sshd sessions served them.
+  EXPECT_EQ(SshSessions(0), sessions[0]);
+  EXPECT_EQ(SshSessions(1), sessions[1]);
+  EXPECT_THAT(Holders(), SizeIs(1));
+
+  ToolResult disconnect = Tool("disconnect", spec);
+  EXPECT_EQ(disconnect.status, 0) << disconnect.output;
+  EXPECT_THAT(disconnect.output, HasSubstr("closed the connections held for 2 nodes"));
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+TEST_F(SshHoldTest, ASpecWithAnotherKeyIsNotServedByTheFirstHolder) {
+  std::string key = (*nodes_)[0].key_file;
+  std::string first = WriteSpec("first", key);
+  ASSERT_EQ(Tool("status", first).status, 0);
+  ASSERT_THAT(Holders(), SizeIs(1));
+  std::string sessions = SshSessions(0);
+  // The same key's bytes under another name, so that the login works.
+  std::string other_key = dir_ + "/other_key";
+  ASSERT_THAT(CopyFileAtomic(key, other_key, 0600), IsOk());
+  std::string second = WriteSpec("second", other_key);
+  ToolResult status = Tool("status", second);
+  ASSERT_EQ(status.status, 0) << status.output;
+  // A holder of its own, and a login of its own on the node.
+  EXPECT_THAT(Holders(), SizeIs(2));
+  EXPECT_NE(SshSessions(0), sessions);
+}
+
+TEST_F(SshHoldTest, TheHolderLeavesAfterItsPersist) {
+  std::string spec = WriteSpec("idle", (*nodes_)[0].key_file, "3s");
+  ASSERT_EQ(Tool("status", spec).status, 0);
+  ASSERT_THAT(Holders(), SizeIs(1));
+  absl::SleepFor(absl::Seconds(2));
+  EXPECT_THAT(Holders(), SizeIs(1)) << "it left before its persist";
+  absl::Time deadline = absl::Now() + absl::Seconds(5);
+  while (!Holders().empty() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(Holders(), IsEmpty());
+  EXPECT_THAT(RunScript(absl::StrCat("ls ", Folder(), " | grep -c sock || true")),
+              IsOkAndHolds("0"));
+  // "0" keeps nothing.
+  std::string none = WriteSpec("none", (*nodes_)[0].key_file, "0");
+  ASSERT_EQ(Tool("status", none).status, 0);
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+TEST_F(SshHoldTest, TheSocketIsTheUsersAlone) {
+  std::string spec = WriteSpec("private", (*nodes_)[0].key_file);
+  ASSERT_EQ(Tool("status", spec).status, 0);
+  struct stat folder;
+  ASSERT_EQ(stat(Folder().c_str(), &folder), 0);
+  EXPECT_EQ(folder.st_mode & 0777, 0700u);
+  EXPECT_EQ(folder.st_uid, geteuid());
+  absl::StatusOr<std::string> socket = RunScript(absl::StrCat("ls ", Folder(), "/*.sock"));
+  ASSERT_THAT(socket, IsOk());
+  struct stat info;
+  ASSERT_EQ(stat(socket->c_str(), &info), 0);
+  EXPECT_TRUE(S_ISSOCK(info.st_mode));
+  EXPECT_EQ(info.st_mode & 0777, 0600u);
+  // Another user cannot reach it.
+  absl::StatusOr<std::string> stranger = RunScript(absl::StrCat(
+      "setpriv --reuid=65534 --regid=65534 --clear-groups python3 -c \"import socket,sys\n"
+      "s = socket.socket(socket.AF_UNIX)\ntry:\n  s.connect(sys.argv[1]); print('connected')\n"
+      "except OSError as e:\n  print(e.strerror)\" ",
+      *socket));
+  ASSERT_THAT(stranger, IsOk());
+  EXPECT_EQ(*stranger, "Permission denied");
+  // A folder others may enter is not used: the command connects directly.
+  ASSERT_EQ(Tool("disconnect", spec).status, 0);
+  ASSERT_EQ(chmod(Folder().c_str(), 0755), 0);
+  ToolResult status = Tool("status", spec);
+  EXPECT_EQ(status.status, 0) << status.output;
+  EXPECT_THAT(Holders(), IsEmpty());
+}
+
+TEST_F(SshHoldTest, AKilledHolderIsReplaced) {
+  std::string spec = WriteSpec("killed", (*nodes_)[0].key_file);
+  ASSERT_EQ(Tool("status", spec).status, 0);
+  std::vector<std::string> holders = Holders();
+  ASSERT_THAT(holders, SizeIs(1));
+  std::string pid = holders[0].substr(0, holders[0].find(':'));
+  ASSERT_THAT(RunScript("kill -KILL " + pid), IsOk());
+  absl::SleepFor(absl::Milliseconds(200));
+  ASSERT_THAT(Holders(), IsEmpty());
+  ToolResult exec = Tool("exec", spec);
+  EXPECT_EQ(exec.status, 0) << exec.output;
+  EXPECT_THAT(exec.output, Not(HasSubstr("holder")));
+  std::vector<std::string> replaced = Holders();
+  ASSERT_THAT(replaced, SizeIs(1));
+  EXPECT_NE(replaced[0], holders[0]);
+}
+
+}  // namespace
+}  // namespace fleetplan

@@ -1,0 +1,328 @@
+#include "tools/hold/hold_server.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/synchronization/notification.h"
+#include "tools/hold/unix_socket.h"
+#include "tools/protocol/hold_wire.h"
+#include "tools/util/status_macros.h"
+
+namespace fleetplan {
+namespace {
+
+// The largest number of files one put may announce.
+constexpr uint64_t kMaxPutFiles = 1u << 20;
+// How long the first frame may take to arrive.
+constexpr absl::Duration kAttachTimeout = absl::Seconds(10);
+// How long a relayed stream waits on the node before looking at the socket.
+constexpr absl::Duration kRelayPoll = absl::Milliseconds(2);
+
+// One command's socket connection: frames in, frames out.
+class Wire {
+ public:
+  explicit Wire(int fd) : stream_(fd) {}
+
+  // The next frame within `timeout`: DeadlineExceeded after it, OutOfRange
+  // once the command closed its end, DataLoss for a broken frame.
+  absl::StatusOr<Frame> Next(absl::Duration timeout = absl::InfiniteDuration()) {
+    absl::Time deadline = absl::Now() + timeout;
+    for (bool looked = false;; looked = true) {
+      absl::StatusOr<std::optional<Frame>> next = reader_.Next();
+      if (!next.ok()) return next.status();
+      if (next->has_value()) return **next;
+      absl::Duration left = std::max(deadline - absl::Now(), absl::ZeroDuration());
+      // The socket is looked at once even with no time left.
+      if (left == absl::ZeroDuration() && looked) {
+        return absl::DeadlineExceededError("no request in time");
+      }
+      FP_ASSIGN_OR_RETURN(std::string bytes, stream_.Read(std::min(left, absl::Seconds(1))));
+      reader_.Feed(bytes);
+    }
+  }
+  // A frame if one is whole already or arrives within `timeout`; nullopt
+  // otherwise.
+  absl::StatusOr<std::optional<Frame>> Poll(absl::Duration timeout) {
+    absl::StatusOr<Frame> frame = Next(timeout);
+    if (absl::IsDeadlineExceeded(frame.status())) return std::nullopt;
+    if (!frame.ok()) return frame.status();
+    return *std::move(frame);
+  }
+  absl::Status Send(FrameType type, const std::vector<std::string>& fields = {}) {
+    return stream_.Write(EncodeFrame(type, fields));
+  }
+  absl::Status SendRaw(const std::string& bytes) { return stream_.Write(bytes); }
+  int fd() const { return stream_.fd(); }
+
+ private:
+  SocketStream stream_;
+  FrameReader reader_;
+};
+
+// ok, or error {message}.
+absl::Status Answer(Wire& wire, const absl::Status& status) {
+  if (status.ok()) return wire.Send(FrameType::kOk);
+  return wire.Send(FrameType::kError, {std::string(status.message())});
+}
+
+// Serves the requests of one attached command on `node`. False when the
+// node's connection broke (it is not kept then).
+class Session {
+ public:
+  Session(Wire& wire, Connection& node, const std::string& spool)
+      : wire_(wire), node_(node), spool_(spool) {}
+
+  bool Serve() {
+    while (true) {
+      absl::StatusOr<Frame> request = wire_.Next();
+      if (!request.ok()) return healthy_;  // the command left (or broke its stream)
+      absl::Status served = Dispatch(*request);
+      if (!served.ok() || !healthy_) return healthy_;
+    }
+  }
+
+ private:
+  absl::Status Dispatch(const Frame& request) {
+    switch (request.type) {
+      case FrameType::kRead:
+        return Read(request);
+      case FrameType::kWrite:
+        if (request.fields.size() != 3) return Refuse("a write of another shape");
+        return Answer(wire_, Noted(node_.WriteFile(request.fields[0], request.fields[2],
+                                                   ModeOf(request.fields[1]))));
+      case FrameType::kRemove: {
+        if (request.fields.empty()) return Refuse("a remove without its root");
+        std::vector<std::string> paths(request.fields.begin() + 1, request.fields.end());
+        return Answer(wire_, Noted(node_.RemoveFiles(request.fields[0], paths)));
+      }
+      case FrameType::kPut:
+        return Put(request);
+      case FrameType::kRun:
+        return Run(request);
+      case FrameType::kOpenStream:
+        return Relay(request);
+      default:
+        return Refuse("a request the connection holder does not serve");
+    }
+  }
+
+  absl::Status Refuse(absl::string_view why) {
+    wire_.Send(FrameType::kError, {std::string(why)}).IgnoreError();  // it closes anyway
+    return absl::InvalidArgumentError(why);
+  }
+
+  // A node's Unavailable means its connection is gone: not kept.
+  absl::Status Noted(absl::Status status) {
+    if (absl::IsUnavailable(status)) healthy_ = false;
+    return status;
+  }
+
+  static uint32_t ModeOf(const std::string& text) {
+    uint32_t mode = 0644;
+    return absl::SimpleAtoi(text, &mode) ? mode & 07777 : 0644;
+  }
+
+  absl::Status Read(const Frame& request) {
+    std::vector<std::string> fields;
+    for (absl::StatusOr<std::string>& content : node_.ReadFiles(request.fields)) {
+      if (content.ok()) {
+        fields.push_back("ok");
+        fields.push_back(*std::move(content));
+      } else {
+        Noted(content.status()).IgnoreError();  // kept in healthy_
+        fields.push_back(absl::IsNotFound(content.status()) ? "missing" : "error");
+        fields.push_back(std::string(content.status().message()));
+      }
+    }
+    return wire_.Send(FrameType::kContents, fields);
+  }
+
+  // put {root, count}, count × (file {path, mode, size}, data...): into the
+  // spool, then through the node's connection; the spool emptied after.
+  absl::Status Put(const Frame& request) {
+    absl::StatusOr<uint64_t> count = FrameNumber(request, 1, "a put's file count");
+    if (!count.ok() || *count > kMaxPutFiles) return Refuse("a put of another shape");
+    std::string folder = absl::StrCat(spool_, "/spool.XXXXXX");
+    if (mkdtemp(folder.data()) == nullptr) return Refuse("cannot make a spool folder");
+    std::vector<FileToSend> files;
+    absl::Status local, stream = ReceiveFiles(*count, folder, &files, &local);
+    if (stream.ok() && local.ok()) local = Noted(node_.PutFiles(files, request.fields[0]));
+    for (const FileToSend& file : files) unlink(file.local_path.c_str());
+    rmdir(folder.c_str());
+    if (!stream.ok()) return Refuse(stream.message());
+    return Answer(wire_, local);
+  }
+
+  absl::Status ReceiveFiles(uint64_t count, const std::string& folder,
+                            std::vector<FileToSend>* files, absl::Status* local) {
+    for (uint64_t i = 0; i < count; ++i) {
+      FP_ASSIGN_OR_RETURN(Frame header, wire_.Next(absl::Seconds(120)));
+      absl::StatusOr<uint64_t> size = FrameNumber(header, 2, "a file's size");
+      if (header.type != FrameType::kFile || !size.ok()) {
+        return absl::InvalidArgumentError("a put whose files are of another shape");
+      }
+      FileToSend& file = files->emplace_back();
+      file.local_path = absl::StrCat(folder, "/", i);
+      file.path = header.fields[0];
+      file.mode = ModeOf(header.fields[1]);
+      file.size = *size;
+      if (file.path.empty() && local->ok()) {
+        *local = absl::NotFoundError("a file could not be read on this machine");
+      }
+      int fd = open(file.local_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      for (uint64_t left = *size; left > 0;) {
+        FP_ASSIGN_OR_RETURN(Frame data, wire_.Next(absl::Seconds(120)));
+        if (data.type != FrameType::kData || data.fields.size() != 1 ||
+            data.fields[0].size() > left) {
+          if (fd >= 0) close(fd);
+          return absl::InvalidArgumentError("a file's data of another shape");
+        }
+        const std::string& bytes = data.fields[0];
+        if (fd < 0 || write(fd, bytes.data(), bytes.size()) != static_cast<ssize_t>(bytes.size())) {
+          if (local->ok()) *local = absl::InternalError("cannot spool a file on this machine");
+        }
+        left -= bytes.size();
+      }
+      if (fd >= 0) close(fd);
+    }
+    return absl::OkStatus();
+  }
+
+  // run {command, cwd, hold_stdin, graces, NAME=VALUE...}: output frames
+  // as it prints, then status; a cancel (or the command leaving) while it
+  // runs stops it.
+  absl::Status Run(const Frame& request) {
+    if (request.fields.size() < 5) return Refuse("a run of another shape");
+    CommandSpec command;
+    command.command = request.fields[0];
+    command.cwd = request.fields[1];
+    command.hold_stdin = request.fields[2] == "1";
+    for (size_t i = 5; i < request.fields.size(); ++i) {
+      size_t equals = request.fields[i].find('=');
+      if (equals == std::string::npos || equals == 0) return Refuse("an environment entry without a name");
+      command.env.emplace_back(request.fields[i].substr(0, equals),
+                               request.fields[i].substr(equals + 1));
+    }
+    absl::Notification cancel;
+    std::atomic<bool> done{false};
+    absl::Status watched;
+    std::thread watcher([&] {
+      while (!done.load()) {
+        absl::StatusOr<std::optional<Frame>> frame = wire_.Poll(absl::Milliseconds(20));
+        if (frame.ok() && !frame->has_value()) continue;
+        if (!frame.ok() || (*frame)->type != FrameType::kCancel) {
+          watched = frame.ok() ? absl::InvalidArgumentError("a request while a command runs")
+                               : frame.status();
+        }
+        if (!cancel.HasBeenNotified()) cancel.Notify();
+        if (!watched.ok()) return;
+      }
+    });
+    absl::Status sent;
+    absl::StatusOr<int> status = node_.Run(
+        command,
+        [&](absl::string_view chunk) {
+          if (sent.ok()) sent = wire_.Send(FrameType::kOutput, {std::string(chunk)});
+        },
+        &cancel);
+    done = true;
+    watcher.join();
+    if (!watched.ok()) return watched;
+    FP_RETURN_IF_ERROR(sent);
+    if (!status.ok()) return wire_.SendRaw(EncodeStatusFrame(Noted(status.status())));
+    return wire_.Send(FrameType::kStatus, {absl::StrCat(*status)});
+  }
+
+  // open {command}: the socket carries the command's stream from now on.
+  absl::Status Relay(const Frame& request) {
+    if (request.fields.size() != 1) return Refuse("an open of another shape");
+    absl::StatusOr<std::unique_ptr<CommandStream>> stream = node_.OpenStream(request.fields[0]);
+    if (!stream.ok()) {
+      Noted(stream.status()).IgnoreError();
+      wire_.Send(FrameType::kStatus, {"1", std::string(stream.status().message())}).IgnoreError();
+      return absl::CancelledError("no stream");  // this connection is done
+    }
+    while (true) {
+      absl::StatusOr<std::string> out = (*stream)->Read(kRelayPoll);
+      if (!out.ok()) {
+        Noted(absl::IsOutOfRange(out.status()) ? absl::OkStatus() : out.status()).IgnoreError();
+        std::string errors = (*stream)->ErrorOutput();
+        if (!absl::IsOutOfRange(out.status())) absl::StrAppend(&errors, out.status().message());
+        wire_.Send(FrameType::kStatus, {"0", errors}).IgnoreError();
+        return absl::CancelledError("the stream ended");
+      }
+      if (!out->empty()) FP_RETURN_IF_ERROR(wire_.Send(FrameType::kOutput, {*out}));
+      absl::StatusOr<std::optional<Frame>> in = wire_.Poll(absl::ZeroDuration());
+      if (!in.ok()) return in.status();  // the command left: its stream ends with it
+      if (!in->has_value()) continue;
+      if ((*in)->type != FrameType::kData || (*in)->fields.size() != 1) {
+        return absl::InvalidArgumentError("a stream's input of another shape");
+      }
+      FP_RETURN_IF_ERROR(Noted((*stream)->Write((*in)->fields[0])));
+    }
+  }
+
+  Wire& wire_;
+  Connection& node_;
+  const std::string& spool_;
+  bool healthy_ = true;
+};
+
+}  // namespace
+
+bool HoldServer::Serve(int fd) {
+  Wire wire(fd);
+  // Nothing is read from a process of another user.
+  if (absl::Status peer = CheckPeerUid(fd, uid_); !peer.ok()) {
+    std::fprintf(stderr, "fleetplan hold: refused: %s\n", std::string(peer.message()).c_str());
+    return false;
+  }
+  absl::StatusOr<Frame> first = wire.Next(kAttachTimeout);
+  if (!first.ok()) return false;
+  if (first->type == FrameType::kQuit) {
+    bool mine = first->fields.size() == 2 && first->fields[0] == kHoldGreeting &&
+                first->fields[1] == identity_;
+    Answer(wire, mine ? absl::OkStatus()
+                      : absl::AbortedError("this holder was made for other connections"))
+        .IgnoreError();
+    return mine;
+  }
+  absl::StatusOr<HoldAttach> attach = ParseAttach(*first);
+  if (!attach.ok()) {
+    wire.SendRaw(EncodeStatusFrame(absl::AbortedError(attach.status().message()))).IgnoreError();
+    return false;
+  }
+  auto key = set_.nodes.find(attach->node);
+  if (key == set_.nodes.end() || key->second.identity != attach->identity) {
+    // Another address, user or key than the holder connects with.
+    wire.SendRaw(EncodeStatusFrame(absl::AbortedError(absl::StrCat(
+                     "the connection holder keeps no connection to node '", attach->node,
+                     "' as this command would make it"))))
+        .IgnoreError();
+    return false;
+  }
+  TransportOptions options;
+  options.connect_timeout_s = attach->connect_timeout_s;
+  options.accept_new_host_keys = attach->accept_new_host_keys;
+  absl::StatusOr<std::unique_ptr<Connection>> node = pool_.Take(attach->node, options);
+  if (!node.ok()) {
+    wire.SendRaw(EncodeStatusFrame(node.status())).IgnoreError();
+    return false;
+  }
+  if (!wire.Send(FrameType::kHello, {kHoldGreeting}).ok()) {
+    pool_.GiveBack(attach->node, *std::move(node));
+    return false;
+  }
+  if (Session(wire, **node, spool_).Serve()) pool_.GiveBack(attach->node, *std::move(node));
+  return false;
+}
+
+}  // namespace fleetplan

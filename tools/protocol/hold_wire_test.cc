@@ -1,0 +1,50 @@
+#include "tools/protocol/hold_wire.h"
+
+#include "gtest/gtest.h"
+
+namespace fleetplan {
+namespace {
+
+Frame Decode(const std::string& bytes) {
+  FrameReader reader;
+  reader.Feed(bytes);
+  absl::StatusOr<std::optional<Frame>> frame = reader.Next();
+  EXPECT_TRUE(frame.ok() && frame->has_value());
+  return **frame;
+}
+
+TEST(HoldWireTest, AttachRoundTrips) {
+  HoldAttach attach{"node-a", "0123abcd", 7, true};
+  absl::StatusOr<HoldAttach> back = ParseAttach(Decode(EncodeAttach(attach)));
+  ASSERT_TRUE(back.ok()) << back.status();
+  EXPECT_EQ(back->node, "node-a");
+  EXPECT_EQ(back->identity, "0123abcd");
+  EXPECT_EQ(back->connect_timeout_s, 7);
+  EXPECT_TRUE(back->accept_new_host_keys);
+}
+
+TEST(HoldWireTest, RefusesAnotherVersionOrKind) {
+  EXPECT_FALSE(ParseAttach(Decode(EncodeFrame(FrameType::kAttach,
+                                              {"fleetplan-hold 0", "a", "b", "10", "0"})))
+                   .ok());
+  EXPECT_FALSE(ParseAttach(Decode(EncodeFrame(FrameType::kRead, {kHoldGreeting}))).ok());
+  EXPECT_FALSE(ParseAttach(Decode(EncodeFrame(FrameType::kAttach,
+                                              {kHoldGreeting, "a", "b", "-1", "0"})))
+                   .ok());
+  EXPECT_FALSE(ParseAttach(Decode(EncodeFrame(FrameType::kAttach,
+                                              {kHoldGreeting, "a", "b", "10", "yes"})))
+                   .ok());
+}
+
+TEST(HoldWireTest, StatusFramesKeepCodeAndMessage) {
+  absl::Status back =
+      ParseStatusFrame(Decode(EncodeStatusFrame(absl::UnavailableError("node down"))));
+  EXPECT_TRUE(absl::IsUnavailable(back));
+  EXPECT_EQ(back.message(), "node down");
+  EXPECT_TRUE(absl::IsDataLoss(
+      ParseStatusFrame(Decode(EncodeFrame(FrameType::kError, {"99", "x"})))));
+  EXPECT_TRUE(absl::IsDataLoss(ParseStatusFrame(Decode(EncodeFrame(FrameType::kOk)))));
+}
+
+}  // namespace
+}  // namespace fleetplan
