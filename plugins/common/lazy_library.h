@@ -20,11 +20,18 @@ namespace fleetplan {
 
 class LazyLibrary {
  public:
+  // How its symbols are seen: by its own callers only, or by every library
+  // loaded after it (one whose own plugins resolve their symbols against
+  // it, as libslurm's auth and hash plugins do).
+  enum class Symbols { kLocal, kGlobal };
+
   // Opens `soname` (e.g. "libarchive.so.13"); FailedPrecondition naming
   // it, its Debian `package` and `who` needs it when it cannot be opened.
   static absl::StatusOr<LazyLibrary> Open(const char* soname, absl::string_view package,
-                                          absl::string_view who) {
-    void* handle = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+                                          absl::string_view who,
+                                          Symbols symbols = Symbols::kLocal) {
+    void* handle =
+        dlopen(soname, RTLD_NOW | (symbols == Symbols::kGlobal ? RTLD_GLOBAL : RTLD_LOCAL));
     if (handle == nullptr) {
       return absl::FailedPreconditionError(absl::StrCat(who, " needs ", soname,
                                                         " (Debian package ", package,

@@ -33,8 +33,10 @@ struct SlurmApi {
 };
 
 absl::StatusOr<SlurmApi> OpenSlurm() {
-  absl::StatusOr<LazyLibrary> library =
-      LazyLibrary::Open("libslurm.so.38", "libslurm38", "the slurm transport");
+  // Global: the plugins libslurm loads (auth/munge, hash/k12) resolve
+  // slurm_conf and its other symbols against it.
+  absl::StatusOr<LazyLibrary> library = LazyLibrary::Open(
+      "libslurm.so.38", "libslurm38", "the slurm transport", LazyLibrary::Symbols::kGlobal);
   if (!library.ok()) return library.status();
   SlurmApi api{};
   library->Load(api.init, "slurm_init");
