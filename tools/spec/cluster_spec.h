@@ -167,6 +167,8 @@ struct ClusterSpec {
 
   // The chief: the node marked chief, else the only node.
   const NodeSpec& chief() const;
+  // The node named `name`, or nullptr when the spec lists none by that name.
+  const NodeSpec* FindNode(absl::string_view name) const;
   // [job] supervisor_port, else master_port + 1.
   int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
   // The settings read from table `name`, or nullptr when the spec has none.
