@@ -8,6 +8,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "nlohmann/json.hpp"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 
@@ -141,8 +142,48 @@ NodeSample FiguresBetween(const Snapshot& before, const Snapshot& after,
   return sample;
 }
 
+std::string SnapshotToJson(const Snapshot& snapshot) {
+  nlohmann::json processes = nlohmann::json::array();
+  for (const ProcessInfo& process : snapshot.processes) {
+    processes.push_back({process.pid, process.ppid, process.cpu_ticks});
+  }
+  nlohmann::json out = {{"at", absl::ToDoubleSeconds(snapshot.at - absl::UnixEpoch())},
+                        {"processes", std::move(processes)}};
+  if (snapshot.cpu.has_value()) {
+    out["busy"] = snapshot.cpu->busy;
+    out["total"] = snapshot.cpu->total;
+  }
+  return out.dump();
+}
+
+std::optional<Snapshot> SnapshotFromJson(absl::string_view json) {
+  nlohmann::json parsed = nlohmann::json::parse(json, nullptr, false);
+  if (!parsed.is_object() || !parsed.contains("at") || !parsed["at"].is_number() ||
+      !parsed.contains("processes") || !parsed["processes"].is_array()) {
+    return std::nullopt;
+  }
+  Snapshot snapshot;
+  snapshot.at = absl::UnixEpoch() + absl::Seconds(parsed["at"].get<double>());
+  if (parsed.contains("busy") && parsed["busy"].is_number_unsigned() && parsed.contains("total") &&
+      parsed["total"].is_number_unsigned()) {
+    snapshot.cpu = CpuTimes{parsed["busy"].get<uint64_t>(), parsed["total"].get<uint64_t>()};
+  }
+  for (const nlohmann::json& item : parsed["processes"]) {
+    if (!item.is_array() || item.size() != 3 || !item[0].is_number_integer() ||
+        !item[1].is_number_integer() || !item[2].is_number_unsigned()) {
+      return std::nullopt;
+    }
+    snapshot.processes.push_back(
+        {item[0].get<pid_t>(), item[1].get<pid_t>(), item[2].get<uint64_t>(), 0});
+  }
+  return snapshot;
+}
+
 NodeSample SampleNode(const std::vector<pid_t>& roots, const SamplerOptions& options) {
-  Snapshot before = Take(options.proc_root);
+  absl::Time start = absl::Now();
+  bool recent = options.since.has_value() && options.since->at < start &&
+                start - options.since->at <= options.since_limit;
+  Snapshot before = recent ? *options.since : Take(options.proc_root);
   std::optional<std::vector<GpuFigures>> gpus = std::vector<GpuFigures>{};
   if (options.gpus) gpus = options.gpus();
   absl::Duration left = options.window - (absl::Now() - before.at);
@@ -151,6 +192,12 @@ NodeSample SampleNode(const std::vector<pid_t>& roots, const SamplerOptions& opt
   NodeSample sample =
       FiguresBetween(before, after, roots, sysconf(_SC_CLK_TCK), sysconf(_SC_PAGESIZE));
   sample.gpus = std::move(gpus);
+  sample.end = {after.at, after.cpu, {}};
+  for (pid_t root : roots) {
+    for (const ProcessInfo& process : ProcessTree(after.processes, root)) {
+      sample.end.processes.push_back(process);
+    }
+  }
   if (absl::StatusOr<std::string> meminfo = ReadFileToString(options.proc_root + "/meminfo");
       meminfo.ok()) {
     sample.memory_bytes = ParseMemoryInUse(*meminfo);

@@ -73,7 +73,16 @@ struct NodeSample {
   std::optional<std::vector<GpuFigures>> gpus = std::vector<GpuFigures>{};
   // By the rank's pid; a pid not running at the end is absent.
   std::map<pid_t, TreeFigures> trees;
+  // Where the sample ended: the node's CPU times and the processes of
+  // the ranks' trees, for the next sample to start from.
+  Snapshot end;
 };
+
+// A snapshot as the next sample reads it: {"at" (Unix seconds), "busy",
+// "total", "processes": [[pid, ppid, ticks], ...]}.
+std::string SnapshotToJson(const Snapshot& snapshot);
+// nullopt for anything that is not SnapshotToJson's.
+std::optional<Snapshot> SnapshotFromJson(absl::string_view json);
 
 // The figures between two snapshots: the node's CPU, and for each of
 // `roots`, the CPU its tree used (each process's ticks at the end less
@@ -87,11 +96,17 @@ NodeSample FiguresBetween(const Snapshot& before, const Snapshot& after,
 struct SamplerOptions {
   std::string proc_root = "/proc";
   GpuQuery gpus;  // empty: no GPUs looked for
-  // How long CPU use is taken over; the GPU query runs meanwhile.
+  // How long CPU use is taken over at least; the GPU query runs meanwhile.
   absl::Duration window = absl::Milliseconds(200);
+  // Where the last sample ended (NodeSample::end): CPU use is taken from
+  // there, as top(1) takes it over its refresh interval, when it is at
+  // most `since_limit` old.
+  std::optional<Snapshot> since;
+  absl::Duration since_limit = absl::Minutes(1);
 };
 
-// Samples the node and the trees of `roots` over `options.window`.
+// Samples the node and the trees of `roots` from `options.since`, else
+// over `options.window` from now.
 NodeSample SampleNode(const std::vector<pid_t>& roots, const SamplerOptions& options);
 
 }  // namespace fleetplan

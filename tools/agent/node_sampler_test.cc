@@ -14,6 +14,7 @@ namespace {
 
 using ::testing::DoubleNear;
 using ::testing::ElementsAre;
+using ::testing::Field;
 using ::testing::IsEmpty;
 using ::testing::Optional;
 
@@ -95,6 +96,57 @@ TEST(NodeSamplerTest, NvidiaSmiAbsentFailingOrAnswering) {
   std::optional<std::vector<GpuFigures>> gpus = NvidiaSmiQuery(answering)();
   ASSERT_TRUE(gpus.has_value());
   EXPECT_THAT(*gpus, ElementsAre(GpuFigures{0, 42.0, 100 * kMiB, 200 * kMiB}));
+}
+
+TEST(NodeSamplerTest, ASnapshotIsReadBackAsWritten) {
+  Snapshot snapshot{absl::FromUnixSeconds(1700000000) + absl::Milliseconds(250),
+                    CpuTimes{300, 1000},
+                    {Process(10, 1, 500, 0), Process(11, 10, 7, 0)}};
+  std::optional<Snapshot> read = SnapshotFromJson(SnapshotToJson(snapshot));
+  ASSERT_TRUE(read.has_value());
+  EXPECT_LT(absl::AbsDuration(read->at - snapshot.at), absl::Microseconds(1));
+  ASSERT_TRUE(read->cpu.has_value());
+  EXPECT_EQ(read->cpu->busy, 300u);
+  EXPECT_EQ(read->cpu->total, 1000u);
+  ASSERT_EQ(read->processes.size(), 2u);
+  EXPECT_EQ(read->processes[1].pid, 11);
+  EXPECT_EQ(read->processes[1].ppid, 10);
+  EXPECT_EQ(read->processes[1].cpu_ticks, 7u);
+  EXPECT_EQ(SnapshotFromJson("{\"at\":1,\"processes\":[[1,2]]}"), std::nullopt);
+  EXPECT_EQ(SnapshotFromJson("not json"), std::nullopt);
+}
+
+// A fake /proc: one rank (pid 77) that has used `ticks`.
+std::string FakeProc(uint64_t ticks) {
+  std::string proc = MakeTempDir();
+  EXPECT_THAT(WriteFileAtomic(proc + "/stat", "cpu  1 2 3 4 5 6 7 8\n", 0644), IsOk());
+  EXPECT_THAT(WriteFileAtomic(proc + "/meminfo", "MemTotal: 10 kB\nMemAvailable: 4 kB\n", 0644),
+              IsOk());
+  EXPECT_THAT(MakeDirs(proc + "/77"), IsOk());
+  EXPECT_THAT(WriteFileAtomic(proc + "/77/stat",
+                              absl::StrCat("77 (python) S 1 77 77 0 -1 0 0 0 0 0 ", ticks,
+                                           " 0 0 0 20 0 1 0 1 1 3\n"),
+                              0644),
+              IsOk());
+  return proc;
+}
+
+TEST(NodeSamplerTest, CpuUseIsTakenSinceTheLastSampleWhenItIsRecent) {
+  SamplerOptions options;
+  options.proc_root = FakeProc(1000);
+  options.window = absl::Milliseconds(10);
+  // The last request's sample, 2 s ago: rank 77 had used 800 ticks.
+  Snapshot since{absl::Now() - absl::Seconds(2), std::nullopt, {Process(77, 1, 800, 0)}};
+  options.since = since;
+  NodeSample sample = SampleNode({77}, options);
+  // 200 ticks in about 2 s.
+  EXPECT_NEAR(sample.trees[77].cpu_percent,
+              100.0 * 200 / (2.0 * sysconf(_SC_CLK_TCK)), 10.0);
+  EXPECT_THAT(sample.end.processes, ElementsAre(Field(&ProcessInfo::cpu_ticks, 1000u)));
+  // Too old to measure from: the window alone, in which nothing moved.
+  since.at = absl::Now() - absl::Minutes(5);
+  options.since = since;
+  EXPECT_DOUBLE_EQ(SampleNode({77}, options).trees[77].cpu_percent, 0.0);
 }
 
 TEST(NodeSamplerTest, SampleNodeReadsProcAndAsksForTheGpus) {

@@ -81,6 +81,10 @@ RankFigures RankOf(const NodeTopInputs& inputs, size_t local_rank) {
 
 }  // namespace
 
+std::string TopSamplePath(absl::string_view log_dir) {
+  return absl::StrCat(log_dir, "/top-sample.json");
+}
+
 TopReport AssembleNodeTop(const NodeTopInputs& inputs) {
   TopReport report;
   NodeFigures node;
@@ -123,7 +127,14 @@ absl::StatusOr<TopReport> NodeTop(const NodeTopOptions& options) {
   sampler.window = options.window;
   sampler.gpus = NvidiaSmiQuery(GpuSearchPath(inputs.job, options.proc_root),
                                 options.gpu_timeout);
+  // CPU use since the last request's sample, as top(1) takes it over its
+  // refresh interval; the next request starts from this one's.
+  std::string since = TopSamplePath(options.log_dir);
+  if (absl::StatusOr<std::string> text = ReadFileToString(since); text.ok()) {
+    sampler.since = SnapshotFromJson(*text);
+  }
   inputs.sample = SampleNode(roots, sampler);
+  WriteFileAtomic(since, SnapshotToJson(inputs.sample.end), 0600).IgnoreError();
   if (job.has_value()) {
     std::string run_dir = RunDir(options.log_dir, job->run_id);
     if (absl::StatusOr<std::string> text = ReadFileToString(ProgressPath(run_dir)); text.ok()) {

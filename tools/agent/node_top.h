@@ -8,7 +8,8 @@
 // long ago each wrote from its log's modification time, its step and rate
 // from the progress.json the launch agent keeps (step_progress.h). The
 // GPUs are asked of nvidia-smi on the PATH the ranks have (the launch
-// agent's), else on this process's. Reads only; the job runs on unharmed.
+// agent's), else on this process's. It writes nothing but its sample's end
+// (for the next request); the job runs on unharmed.
 
 #include <cstdio>
 #include <map>
@@ -32,8 +33,14 @@ struct NodeTopOptions {
   absl::Duration gpu_timeout = absl::Seconds(5);
 };
 
+// Where a request leaves its sample's end for the next one to measure
+// CPU use from (node_sampler.h): <log_dir>/top-sample.json.
+std::string TopSamplePath(absl::string_view log_dir);
+
 // The node's report; state "none" and no ranks where the node has no job
-// (no job.json). An error reading or parsing job.json is returned.
+// (no job.json). CPU use is taken since the last request's sample when it
+// is at most a minute old, else over `window`. An error reading or
+// parsing job.json is returned.
 absl::StatusOr<TopReport> NodeTop(const NodeTopOptions& options);
 
 // fleetplan-agent --top: prints NodeTop's report as one line of JSON on

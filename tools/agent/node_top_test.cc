@@ -142,6 +142,13 @@ TEST(NodeTopTest, OnTheNodeItReadsTheJobProcAndTheLaunchAgentsPath) {
   EXPECT_THAT(node.ranks[0].last_output_age_s, Optional(DoubleNear(0.0, 10.0)));
   EXPECT_THAT(node.ranks[0].step, Optional(9));
   EXPECT_THAT(node.ranks[0].steps_per_s, Optional(DoubleNear(2.0, 0.1)));
+  // It left where its sample ended, the rank's processes among it, for the
+  // next request to measure from.
+  FP_ASSERT_OK_AND_ASSIGN(std::string left, ReadFileToString(TopSamplePath(log_dir)));
+  std::optional<Snapshot> end = SnapshotFromJson(left);
+  ASSERT_TRUE(end.has_value()) << left;
+  ASSERT_EQ(end->processes.size(), 1u) << left;
+  EXPECT_EQ(end->processes[0].pid, rank->pid());
   // Without a job the node is still shown.
   ASSERT_EQ(unlink(JobStatePath(log_dir).c_str()), 0);
   FP_ASSERT_OK_AND_ASSIGN(TopReport none, NodeTop(options));
