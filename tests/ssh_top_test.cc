@@ -1,0 +1,186 @@
+// `top` end to end over ssh: two sshd nodes of the test bed, two ranks
+// each of tests/testdata/top_rank.sh (local rank 0 burns a core, local
+// rank 1 sleeps between its lines), steps read with [job] progress. Node
+// 0 has no nvidia-smi; node 1's ranks find a stand-in on their PATH that
+// fails, as nvidia-smi does without its driver.
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "tests/apply_harness.h"
+#include "tools/process/files.h"
+#include "tools/process/process_testing.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr int kNodes = 2;
+constexpr char kWorkdir[] = "/work/top";
+constexpr char kFakeGpu[] = "/opt/fakegpu";
+
+class SshTopTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+    ASSERT_THAT(host, IsOk());
+    setenv("DOCKER_HOST", host->c_str(), 1);
+    prefix_ = new std::string(absl::StrCat("fp-top-", getpid()));
+    absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(kNodes, *prefix_);
+    ASSERT_THAT(nodes, IsOk());
+    nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
+  }
+
+  static void TearDownTestSuite() {
+    if (prefix_ != nullptr) {
+      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/cluster.sh down ", *prefix_)), IsOk());
+    }
+  }
+
+  void SetUp() override {
+    ASSERT_NE(nodes_, nullptr) << "the test bed did not start";
+    dir_ = MakeTempDir();
+    std::string ips;
+    for (const TestbedNode& node : *nodes_) absl::StrAppend(&ips, " ", node.ip);
+    absl::StatusOr<std::string> keys =
+        RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+    ASSERT_THAT(keys, IsOk());
+    ASSERT_THAT(WriteFileAtomic(dir_ + "/known_hosts", *keys + "\n", 0600), IsOk());
+    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/top_rank.sh"), dir_ + "/src/top_rank.sh",
+                               0755),
+                IsOk());
+  }
+
+  void TearDown() override {
+    if (!spec_.empty()) Tool({"stop", spec_});
+  }
+
+  // The spec: node 1's ranks have kFakeGpu first on their PATH.
+  std::string WriteSpec() {
+    std::string text = absl::StrCat("name = \"top\"\n[defaults]\ntransport = \"ssh\"\nworkdir = \"",
+                                    kWorkdir, "\"\nssh = \"bed\"\n");
+    for (int i = 0; i < kNodes; ++i) {
+      const TestbedNode& node = (*nodes_)[i];
+      absl::StrAppend(&text, "[[nodes]]\nname = \"", node.name, "\"\naddress = \"", node.ip, "\"\n",
+                      i == 0 ? "chief = true\n" : "ssh = \"gpu\"\n");
+    }
+    for (const char* group : {"bed", "gpu"}) {
+      absl::StrAppend(&text, "[ssh.", group, "]\nuser = \"root\"\nkey_file = ",
+                      TomlString((*nodes_)[0].key_file),
+                      "\nknown_hosts = ", TomlString(dir_ + "/known_hosts"), "\n");
+    }
+    absl::StrAppend(&text, "env = { PATH = \"", kFakeGpu,
+                    ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\" }\n",
+                    "[sync]\nsource = \"src\"\n[job]\nprogram = \"./top_rank.sh\"\n",
+                    "nproc_per_node = 2\nprogress = \"step (\\\\d+)\"\n");
+    spec_ = dir_ + "/cluster.toml";
+    EXPECT_THAT(WriteFileAtomic(spec_, text, 0644), IsOk());
+    return spec_;
+  }
+
+  ToolResult Tool(std::vector<std::string> args, absl::Duration timeout = absl::Seconds(60)) {
+    args[0] = "tools/fleetplan-" + args[0];
+    return RunTool(args, timeout, {{"XDG_RUNTIME_DIR", dir_}});
+  }
+
+  // `top --once --json`, parsed; null when it failed.
+  nlohmann::json TopJson() {
+    ToolResult top = Tool({"top", "--once", "--json", spec_});
+    EXPECT_EQ(top.status, 0) << top.output;
+    nlohmann::json json = nlohmann::json::parse(top.output, nullptr, false);
+    EXPECT_TRUE(json.is_object()) << top.output;
+    return json.is_object() ? json : nlohmann::json();
+  }
+
+  static const nlohmann::json& RankOf(const nlohmann::json& top, int node, int local_rank) {
+    static const nlohmann::json kNone;
+    if (!top.is_object()) return kNone;
+    for (const nlohmann::json& rank : top["nodes"][node]["ranks"]) {
+      if (rank.value("local_rank", -1) == local_rank) return rank;
+    }
+    return kNone;
+  }
+
+  static std::string* prefix_;
+  static std::vector<TestbedNode>* nodes_;
+  std::string dir_;
+  std::string spec_;
+};
+
+std::string* SshTopTest::prefix_ = nullptr;
+std::vector<TestbedNode>* SshTopTest::nodes_ = nullptr;
+
+TEST_F(SshTopTest, EveryNodesAndRanksFiguresThroughTheTransports) {
+  const std::string fake = absl::StrCat(kFakeGpu, "/nvidia-smi");
+  ASSERT_THAT(ContainerExec((*nodes_)[1].name,
+                            absl::StrCat("mkdir -p ", kFakeGpu, " && printf '%s\\n' '#!/bin/sh' ",
+                                         "'echo \"NVIDIA-SMI has failed because it could not "
+                                         "communicate with the NVIDIA driver.\"' 'exit 9' > ",
+                                         fake, " && chmod 755 ", fake)),
+              IsOk());
+  // Otherwise "no GPUs" on node 0 would prove nothing.
+  ASSERT_THAT(ContainerExec((*nodes_)[0].name, "command -v nvidia-smi || ls /opt/fakegpu"),
+              Not(IsOk()));
+  ToolResult apply = Tool({"apply", "--detach", WriteSpec()}, absl::Seconds(120));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  // Every rank has reported a step once.
+  nlohmann::json first;
+  absl::Time deadline = absl::Now() + absl::Seconds(30);
+  do {
+    first = TopJson();
+  } while ((RankOf(first, 0, 0).value("step", nlohmann::json()).is_null() ||
+            RankOf(first, 1, 0).value("step", nlohmann::json()).is_null()) &&
+           absl::Now() < deadline);
+  absl::SleepFor(absl::Seconds(2));
+  nlohmann::json second = TopJson();
+  ASSERT_TRUE(second.is_object());
+  EXPECT_EQ(second["state"], "running") << second.dump();
+  EXPECT_FALSE(second["run_id"].get<std::string>().empty());
+  ASSERT_EQ(second["nodes"].size(), 2u) << second.dump();
+  for (int i = 0; i < kNodes; ++i) {
+    const nlohmann::json& node = second["nodes"][i];
+    EXPECT_EQ(node["name"], (*nodes_)[i].name);
+    EXPECT_TRUE(node["cpu_percent"].is_number()) << node.dump();
+    EXPECT_GT(node.value("memory_bytes", 0ull), 0u) << node.dump();
+    ASSERT_EQ(node["ranks"].size(), 2u) << node.dump();
+    const nlohmann::json& busy = RankOf(second, i, 0);
+    const nlohmann::json& idle = RankOf(second, i, 1);
+    EXPECT_EQ(busy["state"], "running") << node.dump();
+    EXPECT_EQ(busy["rank"], i * 2) << node.dump();
+    EXPECT_GT(busy.value("pid", 0), 0) << node.dump();
+    EXPECT_GT(busy.value("rss_bytes", 0ull), 0u) << node.dump();
+    // Over the 2 s since the first call's sample. A shared 2-core machine
+    // gives a busy loop what the others leave it, a sleeping rank nothing.
+    EXPECT_GE(busy.value("cpu_percent", -1.0), 10.0) << node.dump();
+    EXPECT_LE(idle.value("cpu_percent", 100.0), 5.0) << node.dump();
+    EXPECT_LT(idle.value("last_output_age_s", 100.0), 10.0) << node.dump();
+    for (int local : {0, 1}) {
+      EXPECT_GT(RankOf(second, i, local).value("step", -1), RankOf(first, i, local).value("step", 0))
+          << "rank " << local << " of " << node["name"] << ": " << first.dump() << "\n"
+          << second.dump();
+    }
+    EXPECT_GT(idle.value("steps_per_s", 0.0), 0.5) << node.dump();
+  }
+  // No nvidia-smi: no GPUs. One that fails: unknown (null), never 0 %.
+  EXPECT_EQ(second["nodes"][0]["gpus"], nlohmann::json::array()) << second.dump();
+  EXPECT_TRUE(second["nodes"][1]["gpus"].is_null()) << second.dump();
+  // For people: the same, in human units.
+  ToolResult human = Tool({"top", "--once", spec_});
+  EXPECT_EQ(human.status, 0) << human.output;
+  EXPECT_THAT(human.output, HasSubstr(absl::StrCat("\n", (*nodes_)[0].name)));
+  EXPECT_THAT(human.output, HasSubstr("none\n"));
+  EXPECT_THAT(human.output, Not(HasSubstr("\x1b[")));
+  EXPECT_EQ(Tool({"stop", spec_}).status, 0);
+  spec_.clear();
+}
+
+}  // namespace
+}  // namespace fleetplan
