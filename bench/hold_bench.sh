@@ -54,11 +54,6 @@ hyperfine -N --warmup 2 --runs "$runs" --export-markdown "$work/result.md" \
   -n "exec true (persist 0)" "$fp exec $direct -- true" \
   -n "pdsh true" "$pdsh"
 cat "$work/result.md"
-# Medians and spreads, which a shared machine's outliers move less.
-python3 -c 'import json, statistics, sys
-for r in json.load(open(sys.argv[1]))["results"]:
-    t = sorted(x * 1e3 for x in r["times"])
-    print("%s: median %.1f ms (%.1f..%.1f)" % (r["command"], statistics.median(t), t[0], t[-1]))
-' "$work/result.json"
+hyperfine_medians "$work/result.json"
 echo "load after: $(uptime | sed 's/.*load average/load average/')"
 "$fp" disconnect "$held" >/dev/null
