@@ -31,15 +31,9 @@ direct=$work/direct.toml
   echo 'program = "/bin/true"'
 } >"$held"
 sed 's/^\(\[ssh\.g[0-9]*\]\)$/\1\npersist = "0"/' "$held" >"$direct"
-for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
-# The holder's folder: private, and short enough for a socket's path.
-export XDG_RUNTIME_DIR=$work/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+loopback_pdsh "$n"
 
 fp=$bin/fleetplan
-export PDSH_SSH_ARGS="-F $work/ssh_config %h"
-pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
 for cmd in "$fp status $held" "$fp exec $held -- true" "$fp status $direct" "$pdsh"; do
   bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
 done

@@ -10,6 +10,10 @@
 # of its own in 127.0.0.0/8 for specs, where addresses are unique), and
 # stops the servers on exit.
 #
+#   loopback_pdsh N
+#
+# makes the nodes' workdirs and the holder's folder and sets $pdsh.
+#
 #   hyperfine_medians RESULT.json [A B]
 #
 # prints each command's median and spread, and the ratio of A's to B's.
@@ -104,6 +108,20 @@ loopback_spec_nodes() {
 cleanup_loopback_sshd() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
+}
+
+# loopback_pdsh N: the nodes' workdirs, a private folder for the
+# connection holder ($XDG_RUNTIME_DIR), and $pdsh: `pdsh -R ssh` running
+# `true` on node1..nodeN.
+loopback_pdsh() {
+  local n=$1 i hosts
+  for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
+  # The holder's folder: private, and short enough for a socket's path.
+  export XDG_RUNTIME_DIR=$work/run
+  mkdir -m 700 "$XDG_RUNTIME_DIR"
+  hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+  export PDSH_SSH_ARGS="-F $work/ssh_config %h"
+  pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
 }
 
 # hyperfine_medians RESULT.json [A B]: each command's median and spread

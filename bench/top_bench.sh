@@ -42,17 +42,14 @@ spec=$work/cluster.toml
   echo "supervisor_port = $(free_port)"
   echo 'progress = "step (\\d+)"'
 } >"$spec"
-for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
-# The holder's folder: private, and short enough for a socket's path.
-export XDG_RUNTIME_DIR=$work/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+loopback_pdsh "$n"
 
 fp=$bin/fleetplan
-export PDSH_SSH_ARGS="-F $work/ssh_config %h"
-pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
+# The job stopped and the holder closed whatever happens; said when not.
+trap '"$fp" stop "$spec" >"$work/end.out" 2>&1 || true
+  "$fp" disconnect "$spec" >>"$work/end.out" 2>&1 || cat "$work/end.out" >&2
+  cleanup_loopback_sshd' EXIT
 "$fp" apply --detach "$spec" >"$work/apply.out" 2>&1 || { tail -20 "$work/apply.out"; exit 1; }
-trap '"$fp" stop "$spec" >/dev/null 2>&1 || true; "$fp" disconnect "$spec" >/dev/null 2>&1 || true; cleanup_loopback_sshd' EXIT
 sleep 3
 "$fp" top --once "$spec" || { echo "top failed" >&2; exit 1; }
 bash -c "$pdsh" >/dev/null

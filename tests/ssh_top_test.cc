@@ -85,48 +85,33 @@ class SshTopTest : public SshTestbedTest {
     return json.is_object() ? json : nlohmann::json();
   }
 
-  static const nlohmann::json& RankOf(const nlohmann::json& top, int node, int local_rank) {
-    static const nlohmann::json kNone;
-    if (!top.is_object()) return kNone;
-    for (const nlohmann::json& rank : top["nodes"][node]["ranks"]) {
-      if (rank.value("local_rank", -1) == local_rank) return rank;
-    }
-    return kNone;
+  // An nvidia-smi on node `i` at kFakeGpu that fails as one without its
+  // driver does.
+  void PlantFailingNvidiaSmi(int i) {
+    const std::string fake = absl::StrCat(kFakeGpu, "/nvidia-smi");
+    ASSERT_THAT(ContainerExec((*nodes_)[i].name,
+                              absl::StrCat("mkdir -p ", kFakeGpu, " && printf '%s\\n' '#!/bin/sh' ",
+                                           "'echo \"NVIDIA-SMI has failed because it could not "
+                                           "communicate with the NVIDIA driver.\"' 'exit 9' > ",
+                                           fake, " && chmod 755 ", fake)),
+                IsOk());
   }
 
-  const std::vector<TestbedNode>* nodes_ = nullptr;
-  std::string dir_;
-  std::string spec_;
-};
+  // `top --once --json` once the busy ranks have reported a step (the
+  // sleeping ones do at once).
+  nlohmann::json TopOnceEveryRankStepped() {
+    nlohmann::json top;
+    absl::Time deadline = absl::Now() + absl::Seconds(30);
+    do {
+      top = TopJson();
+    } while ((RankOf(top, 0, 0).value("step", nlohmann::json()).is_null() ||
+              RankOf(top, 1, 0).value("step", nlohmann::json()).is_null()) &&
+             absl::Now() < deadline);
+    return top;
+  }
 
-TEST_F(SshTopTest, EveryNodesAndRanksFiguresThroughTheTransports) {
-  const std::string fake = absl::StrCat(kFakeGpu, "/nvidia-smi");
-  ASSERT_THAT(ContainerExec((*nodes_)[1].name,
-                            absl::StrCat("mkdir -p ", kFakeGpu, " && printf '%s\\n' '#!/bin/sh' ",
-                                         "'echo \"NVIDIA-SMI has failed because it could not "
-                                         "communicate with the NVIDIA driver.\"' 'exit 9' > ",
-                                         fake, " && chmod 755 ", fake)),
-              IsOk());
-  // Otherwise "no GPUs" on node 0 would prove nothing.
-  ASSERT_THAT(ContainerExec((*nodes_)[0].name, "command -v nvidia-smi || ls /opt/fakegpu"),
-              Not(IsOk()));
-  ToolResult apply = Tool({"apply", "--detach", WriteSpec()}, absl::Seconds(120));
-  ASSERT_EQ(apply.status, 0) << apply.output;
-  // Every rank has reported a step once.
-  nlohmann::json first;
-  absl::Time deadline = absl::Now() + absl::Seconds(30);
-  do {
-    first = TopJson();
-  } while ((RankOf(first, 0, 0).value("step", nlohmann::json()).is_null() ||
-            RankOf(first, 1, 0).value("step", nlohmann::json()).is_null()) &&
-           absl::Now() < deadline);
-  absl::SleepFor(absl::Seconds(2));
-  nlohmann::json second = TopJson();
-  ASSERT_TRUE(second.is_object());
-  EXPECT_EQ(second["state"], "running") << second.dump();
-  EXPECT_FALSE(second["run_id"].get<std::string>().empty());
-  ASSERT_EQ(second["nodes"].size(), 2u) << second.dump();
-  for (int i = 0; i < kNodes; ++i) {
+  // Node `i`'s figures in `second`, a call 2 s after `first`.
+  void ExpectNodeFigures(const nlohmann::json& first, const nlohmann::json& second, int i) {
     const nlohmann::json& node = second["nodes"][i];
     EXPECT_EQ(node["name"], (*nodes_)[i].name);
     EXPECT_TRUE(node["cpu_percent"].is_number()) << node.dump();
@@ -148,12 +133,43 @@ TEST_F(SshTopTest, EveryNodesAndRanksFiguresThroughTheTransports) {
     EXPECT_GT(busy_cpu, 10 * idle_cpu) << node.dump();
     EXPECT_LT(idle.value("last_output_age_s", 100.0), 10.0) << node.dump();
     for (int local : {0, 1}) {
-      EXPECT_GT(RankOf(second, i, local).value("step", -1), RankOf(first, i, local).value("step", 0))
+      EXPECT_GT(RankOf(second, i, local).value("step", -1),
+                RankOf(first, i, local).value("step", 0))
           << "rank " << local << " of " << node["name"] << ": " << first.dump() << "\n"
           << second.dump();
     }
     EXPECT_GT(idle.value("steps_per_s", 0.0), 0.5) << node.dump();
   }
+
+  static const nlohmann::json& RankOf(const nlohmann::json& top, int node, int local_rank) {
+    static const nlohmann::json kNone;
+    if (!top.is_object()) return kNone;
+    for (const nlohmann::json& rank : top["nodes"][node]["ranks"]) {
+      if (rank.value("local_rank", -1) == local_rank) return rank;
+    }
+    return kNone;
+  }
+
+  const std::vector<TestbedNode>* nodes_ = nullptr;
+  std::string dir_;
+  std::string spec_;
+};
+
+TEST_F(SshTopTest, EveryNodesAndRanksFiguresThroughTheTransports) {
+  ASSERT_NO_FATAL_FAILURE(PlantFailingNvidiaSmi(1));
+  // Otherwise "no GPUs" on node 0 would prove nothing.
+  ASSERT_THAT(ContainerExec((*nodes_)[0].name, "command -v nvidia-smi || ls /opt/fakegpu"),
+              Not(IsOk()));
+  ToolResult apply = Tool({"apply", "--detach", WriteSpec()}, absl::Seconds(120));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  nlohmann::json first = TopOnceEveryRankStepped();
+  absl::SleepFor(absl::Seconds(2));
+  nlohmann::json second = TopJson();
+  ASSERT_TRUE(second.is_object());
+  EXPECT_EQ(second["state"], "running") << second.dump();
+  EXPECT_FALSE(second["run_id"].get<std::string>().empty());
+  ASSERT_EQ(second["nodes"].size(), 2u) << second.dump();
+  for (int i = 0; i < kNodes; ++i) ExpectNodeFigures(first, second, i);
   // No nvidia-smi: no GPUs. One that fails: unknown (null), never 0 %.
   EXPECT_EQ(second["nodes"][0]["gpus"], nlohmann::json::array()) << second.dump();
   EXPECT_TRUE(second["nodes"][1]["gpus"].is_null()) << second.dump();
