@@ -12,4 +12,5 @@ COMMANDS = [
     "stop",
     "exec",
     "stacks",
+    "top",
 ]

@@ -5,7 +5,7 @@
 //       [--nodes=A,B,C --supervisor-port=P | --coordinator=HOST:P]
 //       [--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH] [--run-id=ID]
 //       [--launcher=L]
-//       [--local-rank-arg=NAME]
+//       [--local-rank-arg=NAME] [--progress=REGEX]
 //       -- PROGRAM ARGS...
 //
 // The chief's agent (--nodes) coordinates the job; the others connect to it
@@ -23,6 +23,7 @@
 //       [--tail=N] [--follow]
 //   fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]
 //   fleetplan-agent --stacks --log-dir=DIR --node=NAME
+//   fleetplan-agent --top --log-dir=DIR --node=NAME
 //
 // A node's preflight checks (preflight.h), run in the ranks' environment
 // by the plan's shell preamble, which says how the python activation went:
@@ -80,6 +81,7 @@
 #include "tools/agent/apply_session.h"
 #include "tools/agent/job_files.h"
 #include "tools/agent/job_stacks.h"
+#include "tools/agent/node_top.h"
 #include "tools/agent/sync_checks.h"
 #include "tools/agent/node_agent.h"
 #include "tools/agent/preflight.h"
@@ -136,6 +138,12 @@ ABSL_FLAG(bool, stop, false, "Stop the job's agent and ranks on this node and ex
 ABSL_FLAG(bool, stacks, false,
           "Print where each running rank of this node stands (gdb py-bt and eu-stack attach for "
           "a moment; the job runs on) as one `stacks` message of JSON, and exit.");
+ABSL_FLAG(bool, top, false,
+          "Print this node's CPU, memory and GPUs and its ranks' CPU, memory, output age and "
+          "steps as one line of JSON (tools/protocol/top_report.h), and exit.");
+ABSL_FLAG(std::string, progress, "",
+          "A regular expression (RE2) whose first group is a rank's step in a line of its "
+          "output, beside the trainer's metric lines; what `top` shows.");
 ABSL_FLAG(absl::Duration, grace_period, absl::Seconds(10),
           "How long stopped ranks get between SIGTERM and SIGKILL.");
 ABSL_FLAG(bool, watch_stdin, true,
@@ -538,12 +546,13 @@ int main(int argc, char** argv) {
       "      [--nodes=A,B --supervisor-port=P | --coordinator=HOST:P] "
       "[--heartbeat-timeout=30s] [--hang-timeout=10m] [--key-file=PATH]\n"
       "      [--launcher=torchrun|distributed-launch|mpirun|deepspeed] [--local-rank-arg=NAME] "
-      "-- PROGRAM ARGS...\n"
+      "[--progress=REGEX] -- PROGRAM ARGS...\n"
       "Reading and stopping the job on this node:\n"
       "  fleetplan-agent --logs --log-dir=DIR --node=NAME [--run=ID] [--rank=N] "
       "[--tail=N] [--follow]\n"
       "  fleetplan-agent --stop --log-dir=DIR [--grace-period=10s]\n"
       "  fleetplan-agent --stacks --log-dir=DIR --node=NAME\n"
+      "  fleetplan-agent --top --log-dir=DIR --node=NAME\n"
       "The preflight checks of this node, in the ranks' environment:\n"
       "  fleetplan-agent --preflight=JSON [--activation=none|ok|failed] "
       "[--activation-output=TEXT]\n"
@@ -578,6 +587,10 @@ int main(int argc, char** argv) {
 
   if (std::optional<int> done = RunLogsOrStop(); done.has_value()) return *done;
   if (std::optional<int> done = RunStacks(); done.has_value()) return *done;
+  if (absl::GetFlag(FLAGS_top)) {
+    return fleetplan::PrintNodeTop({absl::GetFlag(FLAGS_log_dir), absl::GetFlag(FLAGS_node)},
+                                   stdout, stderr);
+  }
 
   fleetplan::NodeAgentOptions options;
   options.node = absl::GetFlag(FLAGS_node);
@@ -608,6 +621,7 @@ int main(int argc, char** argv) {
   options.coordinator = absl::GetFlag(FLAGS_coordinator);
   options.heartbeat_timeout = absl::GetFlag(FLAGS_heartbeat_timeout);
   options.hang_timeout = absl::GetFlag(FLAGS_hang_timeout);
+  options.progress_pattern = absl::GetFlag(FLAGS_progress);
   absl::StatusOr<std::optional<fleetplan::JobKey>> key = ReadKeyFlag();
   if (!key.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(key.status().message()).c_str());

@@ -158,6 +158,9 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
     absl::StrAppend(&command, " ",
                     ShellQuote(absl::StrCat("--local-rank-arg=", job.launcher.local_rank_arg)));
   }
+  if (!job.progress.empty()) {
+    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--progress=", job.progress)));
+  }
   absl::StrAppend(&command, " -- ",
                   ShellQuote(ProgramPath(job, node)));
   for (const std::string& arg : job.args) {
@@ -166,11 +169,20 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   return command;
 }
 
+namespace {
+
+// The node's agent reading its job's files: `exec agent MODE --log-dir=...
+// --node=...`.
+std::string AgentReadCommand(const NodeSpec& node, absl::string_view mode) {
+  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " ", mode, " ",
+                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
+                      ShellQuote(absl::StrCat("--node=", node.name)));
+}
+
+}  // namespace
+
 std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
-  std::string command =
-      absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --logs ",
-                   ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
-                   ShellQuote(absl::StrCat("--node=", node.name)));
+  std::string command = AgentReadCommand(node, "--logs");
   if (!request.run_id.empty()) {
     absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--run=", request.run_id)));
   }
@@ -185,11 +197,9 @@ std::string StopCommand(const NodeSpec& node) {
                       ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))));
 }
 
-std::string StacksCommand(const NodeSpec& node) {
-  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stacks ",
-                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
-                      ShellQuote(absl::StrCat("--node=", node.name)));
-}
+std::string StacksCommand(const NodeSpec& node) { return AgentReadCommand(node, "--stacks"); }
+
+std::string TopCommand(const NodeSpec& node) { return AgentReadCommand(node, "--top"); }
 
 std::string EnsureKeyCommand() {
   return "test -f ~/.ssh/id_ed25519 || { mkdir -p ~/.ssh && chmod 700 ~/.ssh && "

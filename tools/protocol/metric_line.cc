@@ -2,7 +2,9 @@
 
 #include <cstdint>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
@@ -103,6 +105,27 @@ std::optional<std::string> HumanMetricLine(absl::string_view line) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // a field of another type: not the trainer's
   }
+}
+
+std::optional<int64_t> MetricLineStep(absl::string_view line) {
+  line = absl::StripTrailingAsciiWhitespace(line);
+  // Most lines are not JSON: they are passed by before any parsing.
+  if (line.empty() || line.front() != '{' || line.back() != '}' ||
+      !absl::StrContains(line, "\"step\"")) {
+    return std::nullopt;
+  }
+  nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!event.is_object() || !event.contains("event") || !event["event"].is_string()) {
+    return std::nullopt;
+  }
+  auto step = event.find("step");
+  if (step == event.end() || !step->is_number_integer()) return std::nullopt;
+  if (step->is_number_unsigned()) {
+    uint64_t value = step->get<uint64_t>();
+    if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(value);
+  }
+  return step->get<int64_t>();
 }
 
 }  // namespace fleetplan

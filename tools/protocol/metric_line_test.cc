@@ -37,5 +37,17 @@ TEST(MetricLineTest, OtherLinesAreLeftAsTheyAre) {
   EXPECT_EQ(HumanMetricLine(R"({"no":"event"})"), std::nullopt);
 }
 
+TEST(MetricLineTest, TheStepOfAMetricEvent) {
+  EXPECT_THAT(MetricLineStep(R"({"epoch":1,"epochs":2,"event":"step","loss":0.3,"step":500,)"
+                             R"("steps_per_epoch":469})"),
+              Optional(int64_t{500}));
+  EXPECT_THAT(MetricLineStep(R"({"event":"epoch","step":938})" "\n"), Optional(int64_t{938}));
+  EXPECT_EQ(MetricLineStep("step 500"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","step":"500"})"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"step":500})"), std::nullopt);  // no event: not the trainer's
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","step":5)"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","loss":0.3})"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace fleetplan

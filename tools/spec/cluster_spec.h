@@ -128,6 +128,10 @@ struct JobSpec {
   // (tools/protocol/launcher_contract.h); local_rank_arg empty: the
   // launcher's own spelling.
   LauncherConfig launcher;
+  // A regular expression (RE2) whose first capturing group is a rank's
+  // step in a line of its output (tools/protocol/step_pattern.h), for
+  // `top`; empty: only the trainer's metric lines report steps.
+  std::string progress;
 
   // True when `program` is a Bazel label, built and synced by apply; the
   // parser has checked that such a label is well formed.
