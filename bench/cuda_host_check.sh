@@ -22,7 +22,7 @@
 #
 # Steps, each reported as ok, FAIL: why, or skip: why (never ok when it could
 # not run):
-#   gpu          nvidia-smi -L
+#   gpu          nvidia-smi -L (always run)
 #   libs         ldd of fleetplan, the agent, the trainer and the two tests with
 #                the bundle's libraries, pip's nvidia libraries (found under
 #                every python3's site-packages) and /usr/local/cuda: nothing
@@ -185,20 +185,19 @@ train="$B/lib/fleetplan/train"
 export XDG_CACHE_HOME="$W/cache" TMPDIR="${TMPDIR:-/tmp}"
 
 # ------------------------------------------------------------------ a: gpu
+# Always run: the other steps' results depend on whether there is a GPU.
 have_gpu=0
-if wanted gpu; then
-  log "gpu: nvidia-smi -L"
-  if ! command -v nvidia-smi >/dev/null; then
-    record gpu skip "no nvidia-smi on this host"
-  elif timeout 30 nvidia-smi -L > "$W/nvidia-smi.txt" 2>&1 && grep -q '^GPU ' "$W/nvidia-smi.txt"; then
-    cat "$W/nvidia-smi.txt"
-    timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mode --format=csv 2>&1
-    have_gpu=1
-    record gpu ok "$(grep -c '^GPU ' "$W/nvidia-smi.txt") GPU(s): $(head -n 1 "$W/nvidia-smi.txt" | cut -c1-80)"
-  else
-    cat "$W/nvidia-smi.txt"
-    record gpu skip "nvidia-smi lists no GPU: $(tail -n 1 "$W/nvidia-smi.txt" | cut -c1-120)"
-  fi
+log "gpu: nvidia-smi -L"
+if ! command -v nvidia-smi >/dev/null; then
+  record gpu skip "no nvidia-smi on this host"
+elif timeout 30 nvidia-smi -L > "$W/nvidia-smi.txt" 2>&1 && grep -q '^GPU ' "$W/nvidia-smi.txt"; then
+  cat "$W/nvidia-smi.txt"
+  timeout 30 nvidia-smi --query-gpu=name,driver_version,memory.total,compute_mode --format=csv 2>&1
+  have_gpu=1
+  record gpu ok "$(grep -c '^GPU ' "$W/nvidia-smi.txt") GPU(s): $(head -n 1 "$W/nvidia-smi.txt" | cut -c1-80)"
+else
+  cat "$W/nvidia-smi.txt"
+  record gpu skip "nvidia-smi lists no GPU: $(tail -n 1 "$W/nvidia-smi.txt" | cut -c1-120)"
 fi
 # A check that needs the device: without one it ran only to test the path.
 gpu_result() {  # gpu_result NAME OK(0/1) WHY
