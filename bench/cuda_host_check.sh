@@ -439,8 +439,10 @@ torchrun_run() {  # torchrun_run NAME BACKEND
   wanted "$name" || return 0
   if [[ -z $python ]]; then record "$name" skip "no python3 with torch among: ${pythons[*]:-none}"; return; fi
   mkdir -p "$W/$name"
-  # The ranks get the host's own library path back, not the bundle's.
-  env="LD_LIBRARY_PATH = \"$orig_ldpath\""
+  # The ranks get the host's own library path first; the bundle's libraries
+  # follow for the launch agent, which runs its checks in the ranks'
+  # environment (their sonames differ from pip torch's: libc10.so.1.13).
+  env="LD_LIBRARY_PATH = \"${orig_ldpath:+$orig_ldpath:}$B/lib/deps\""
   [[ $backend == nccl ]] && env="$env"$'\nNCCL_DEBUG = "INFO"'
   write_spec "$W/$name" 1 1 "$python" "[\"$W/allreduce.py\", \"$backend\"]" "$env"
   apply_job "$name" 150
