@@ -22,7 +22,7 @@ build=(
   bazel-bootstrap bazel-platforms g++ git
   # libraries the code links; libslurm-dev: the slurm transport's job lookups
   libabsl-dev libre2-dev libtomlplusplus-dev libssh-dev nlohmann-json3-dev
-  # the dashboard's HTTP server (header-only)
+  # the dashboard's HTTP server
   libcpp-httplib-dev
   libcurl4-openssl-dev libarchive-dev libxxhash-dev zlib1g-dev libssl-dev libslurm-dev
   libtorch-dev libgloo-dev
