@@ -12,7 +12,7 @@ namespace fleetplan {
 
 int DashboardMain(const CommandLine& line) {
   CommandDoc doc;
-  doc.usage = {"[--port=N] [--connect-timeout=SECONDS] SPEC.toml"};
+  doc.usage = {"[--port=N] [--connect-timeout=SECONDS] [--lock-timeout=DURATION] SPEC.toml"};
   doc.description =
       "Serves a page on 127.0.0.1 while it runs and prints its address: the nodes and ranks as "
       "top shows them, each rank's loss and throughput from the trainer's metric lines (every "
