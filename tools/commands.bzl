@@ -13,4 +13,5 @@ COMMANDS = [
     "exec",
     "stacks",
     "top",
+    "dashboard",
 ]

@@ -19,6 +19,7 @@ int StopMain(const CommandLine& line);
 int ExecMain(const CommandLine& line);
 int StacksMain(const CommandLine& line);
 int TopMain(const CommandLine& line);
+int DashboardMain(const CommandLine& line);
 int DisconnectMain(const CommandLine& line);
 // The connection holder (tools/hold), started by the commands.
 int HoldMain(const CommandLine& line);

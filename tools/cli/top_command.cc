@@ -98,15 +98,18 @@ void Show(const TopView& view, const JobTarget& target, const TopOptions& option
 
 }  // namespace
 
+TopView ReadTopView(const OpenedTarget& opened, const absl::Notification* cancel) {
+  const ClusterSpec& spec = opened.spec;
+  std::vector<std::string> names;
+  for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
+  const size_t chief = &spec.chief() - spec.nodes.data();  // chief() is one of nodes
+  return GatherTop(names, chief, JobControl(spec, opened.connections.open).Top(cancel));
+}
+
 int RunTopCommand(const JobTarget& target, const TopOptions& options) {
   OnInterrupt(nullptr);  // signals blocked before any thread starts
   absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
   if (!opened.ok()) return FailWith("top", opened.status());
-  const ClusterSpec& spec = (*opened)->spec;
-  std::vector<std::string> names;
-  for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
-  const size_t chief = &spec.chief() - spec.nodes.data();  // chief() is one of nodes
-  JobControl control(spec, (*opened)->connections.open);
   Ending ending;
   OnInterrupt([&ending] { ending.Set(kExitInterrupted); });
   std::unique_ptr<LiveScreen> live;
@@ -118,9 +121,8 @@ int RunTopCommand(const JobTarget& target, const TopOptions& options) {
   bool failed = false;
   for (bool first = true; !ending.ended(); first = false) {
     absl::Time started = absl::Now();
-    std::vector<absl::StatusOr<TopReport>> answers = control.Top(ending.notification());
+    TopView view = ReadTopView(**opened, ending.notification());
     if (ending.ended()) break;
-    TopView view = GatherTop(names, chief, answers);
     Show(view, target, options, live.get(), first);
     failed = false;
     for (const auto& [node, why] : view.unread) {

@@ -7,8 +7,10 @@
 // nodes at once) and refreshed until the user quits. Nothing runs on the
 // nodes between refreshes.
 
+#include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "tools/cli/spec_target.h"
+#include "tools/cli/top_view.h"
 
 namespace fleetplan {
 
@@ -20,6 +22,12 @@ struct TopOptions {
   bool screen = false;
   bool color = false;
 };
+
+// One refresh: every node's agent asked at once (JobControl::Top) and the
+// answers gathered into the job's view (GatherTop). A node that is not
+// there is in the view's `unread` like one that could not be read; see
+// `not_there`. `cancel` (may be null) ends the nodes' commands.
+TopView ReadTopView(const OpenedTarget& opened, const absl::Notification* cancel);
 
 // With `target.json`, one JSON object per refresh, on a line of its own
 // (tools/protocol/top_report.h; a node that could not be read has nulls

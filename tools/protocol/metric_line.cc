@@ -82,6 +82,25 @@ std::optional<std::string> Describe(const nlohmann::json& event) {
   return std::nullopt;
 }
 
+// `json[key]` when it is an integer that fits int64_t.
+std::optional<int64_t> IntegerField(const nlohmann::json& json, const char* key) {
+  auto field = json.find(key);
+  if (field == json.end() || !field->is_number_integer()) return std::nullopt;
+  if (field->is_number_unsigned()) {
+    uint64_t value = field->get<uint64_t>();
+    if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(value);
+  }
+  return field->get<int64_t>();
+}
+
+// `json[key]` when it is a number.
+std::optional<double> NumberField(const nlohmann::json& json, const char* key) {
+  auto field = json.find(key);
+  if (field == json.end() || !field->is_number()) return std::nullopt;
+  return field->get<double>();
+}
+
 }  // namespace
 
 std::optional<std::string> HumanMetricLine(absl::string_view line) {
@@ -108,24 +127,27 @@ std::optional<std::string> HumanMetricLine(absl::string_view line) {
 }
 
 std::optional<int64_t> MetricLineStep(absl::string_view line) {
-  line = absl::StripTrailingAsciiWhitespace(line);
   // Most lines are not JSON: they are passed by before any parsing.
-  if (line.empty() || line.front() != '{' || line.back() != '}' ||
-      !absl::StrContains(line, "\"step\"")) {
+  if (!absl::StrContains(line, "\"step\"")) return std::nullopt;
+  std::optional<MetricEvent> event = ParseMetricEvent(line);
+  if (!event.has_value()) return std::nullopt;
+  return event->step;
+}
+
+std::optional<MetricEvent> ParseMetricEvent(absl::string_view line) {
+  line = absl::StripTrailingAsciiWhitespace(line);
+  if (line.empty() || line.front() != '{' || line.back() != '}') return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("event") || !json["event"].is_string()) {
     return std::nullopt;
   }
-  nlohmann::json event = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
-  if (!event.is_object() || !event.contains("event") || !event["event"].is_string()) {
-    return std::nullopt;
-  }
-  auto step = event.find("step");
-  if (step == event.end() || !step->is_number_integer()) return std::nullopt;
-  if (step->is_number_unsigned()) {
-    uint64_t value = step->get<uint64_t>();
-    if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
-    return static_cast<int64_t>(value);
-  }
-  return step->get<int64_t>();
+  MetricEvent event;
+  event.event = json["event"].get<std::string>();
+  event.step = IntegerField(json, "step");
+  event.epoch = IntegerField(json, "epoch");
+  event.loss = NumberField(json, "loss");
+  event.samples_per_sec = NumberField(json, "samples_per_sec");
+  return event;
 }
 
 }  // namespace fleetplan

@@ -29,6 +29,20 @@ std::optional<std::string> HumanMetricLine(absl::string_view line);
 // other line.
 std::optional<int64_t> MetricLineStep(absl::string_view line);
 
+// The figures of one metric event of the trainer, as a dashboard plots
+// them: each present only when the event carries it as a number.
+struct MetricEvent {
+  std::string event;  // "step", "epoch", "done", ...
+  std::optional<int64_t> step;
+  std::optional<int64_t> epoch;
+  std::optional<double> loss;
+  std::optional<double> samples_per_sec;
+};
+
+// The event of a rank's line (as the rank wrote it, no prefix) when it is
+// one of the trainer's metric events; nullopt for any other line.
+std::optional<MetricEvent> ParseMetricEvent(absl::string_view line);
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_PROTOCOL_METRIC_LINE_H_

@@ -49,5 +49,23 @@ TEST(MetricLineTest, TheStepOfAMetricEvent) {
   EXPECT_EQ(MetricLineStep(R"({"event":"step","loss":0.3})"), std::nullopt);
 }
 
+TEST(MetricLineTest, TheFiguresOfAMetricEvent) {
+  std::optional<MetricEvent> event = ParseMetricEvent(
+      R"({"epoch":1,"event":"step","loss":0.25,"samples_per_sec":5450.5,"step":500})");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->event, "step");
+  EXPECT_THAT(event->step, Optional(int64_t{500}));
+  EXPECT_THAT(event->epoch, Optional(int64_t{1}));
+  EXPECT_THAT(event->loss, Optional(0.25));
+  EXPECT_THAT(event->samples_per_sec, Optional(5450.5));
+  // A figure of another type is absent, not 0.
+  event = ParseMetricEvent(R"({"event":"epoch","loss":"high","step":9})");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->loss, std::nullopt);
+  EXPECT_EQ(event->samples_per_sec, std::nullopt);
+  EXPECT_EQ(ParseMetricEvent(R"({"loss":0.3})"), std::nullopt);
+  EXPECT_EQ(ParseMetricEvent("loss 0.3"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace fleetplan
