@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/hold_wire.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
@@ -34,7 +35,7 @@ absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::
   SessionEndpoint endpoint;
   endpoint.open = [node_connection, agent_path] {
     return node_connection->OpenStream(
-        absl::StrCat("exec ", ShellQuote(agent_path), " --apply-session"));
+        absl::StrCat("exec ", AgentCommandLine(agent_path, AgentSession())));
   };
   endpoint.greeting = kSessionGreeting;
   endpoint.name = agent_path;

@@ -49,7 +49,7 @@ struct SessionEndpoint {
 
 class AgentSessionConnection : public Connection {
  public:
-  // Starts `agent_path --apply-session` on `base`'s node and waits up to
+  // Starts `agent_path session` on `base`'s node and waits up to
   // `hello_timeout` for its greeting. FailedPrecondition when that agent
   // cannot serve one (missing, or another version: what it said);
   // Unimplemented when the transport has no command streams; Unavailable
@@ -87,7 +87,7 @@ class AgentSessionConnection : public Connection {
     return endpoint_.open_command(command);
   }
 
-  // The tree check after a sync, in the agent (`--verify-tree`'s exit
+  // The tree check after a sync, in the agent (`verify-tree`'s exit
   // status and report), recording `record_content` at `record_path`
   // (empty: nothing) when it passed. DeadlineExceeded (and the session
   // broken) when it takes longer than `timeout`.

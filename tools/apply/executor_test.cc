@@ -20,6 +20,7 @@
 #include "plugins/transport.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/process/files.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/session_wire.h"
 #include "tools/util/status_matchers.h"
@@ -83,9 +84,10 @@ class FakeConnection : public Connection {
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override {
-    if (absl::StrContains(command.command, " --logs ") ||
-        absl::StrContains(command.command, " --stop ")) {
-      return RunAgent(command, on_output, cancel);
+    absl::StatusOr<AgentCommand> agent = ParseAgentCommandLine(command.command);
+    if (agent.ok() && (std::holds_alternative<AgentLogs>(*agent) ||
+                       std::holds_alternative<AgentStop>(*agent))) {
+      return RunAgent(*agent, on_output, cancel);
     }
     absl::Time start = absl::Now();
     Reply reply;
@@ -127,10 +129,11 @@ class FakeConnection : public Connection {
     return status;
   }
 
-  // The agent's --logs --follow and --stop, as the world says they go.
-  absl::StatusOr<int> RunAgent(const CommandSpec& command, const OutputCallback& on_output,
+  // The agent's `logs --follow` and `stop`, as the world says they go.
+  absl::StatusOr<int> RunAgent(const AgentCommand& command, const OutputCallback& on_output,
                                const absl::Notification* cancel) {
-    bool follow = absl::StrContains(command.command, " --follow");
+    const AgentLogs* logs = std::get_if<AgentLogs>(&command);
+    bool follow = logs != nullptr && logs->follow;
     Reply reply;
     {
       absl::MutexLock lock(&world_->mu);
@@ -310,7 +313,9 @@ absl::StatusOr<std::unique_ptr<CommandStream>> FakeConnection::OpenStream(
     const std::string& command) {
   {
     absl::MutexLock lock(&world_->mu);
-    if (!world_->agent_sessions || !absl::StrContains(command, " --apply-session")) {
+    absl::StatusOr<AgentCommand> agent = ParseAgentCommandLine(command);
+    if (!world_->agent_sessions || !agent.ok() ||
+        !std::holds_alternative<AgentSession>(*agent)) {
       return absl::UnimplementedError("no sessions here");
     }
   }
@@ -881,7 +886,7 @@ TEST_F(ExecutorTest, NodesWhoseAgentServesASessionAreSyncedAndCheckedThroughIt) 
   options.agent_path = agent;
   // The first apply ships the agent: no node serves a session yet.
   ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
-  EXPECT_THAT(world_.runs, Contains(HasSubstr("--verify-tree")));
+  EXPECT_THAT(world_.runs, Contains(HasSubstr(" verify-tree ")));
   EXPECT_THAT(world_.session_requests, IsEmpty());
   // An agent that changed is sent again, now through each node's session,
   // and checked there; no command runs on the nodes.

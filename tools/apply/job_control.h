@@ -41,7 +41,7 @@ class JobControl {
   std::optional<NodeJobState> ChiefState() const;
 
   // Stops the job on every node at once and returns once no process of it
-  // is left (the agent's --stop; a node with no connection is not there
+  // is left (the agent's `stop`; a node with no connection is not there
   // and runs nothing); the first node that failed is named.
   // What each node's agent said goes to `on_line` when given.
   absl::Status Stop(
@@ -57,7 +57,7 @@ class JobControl {
     std::function<void(const NodeSpec&, const absl::StatusOr<int>&)> on_end;
   };
 
-  // Runs the agent's --logs with `request` on `nodes` at once. Returns each
+  // Runs the agent's `logs` with `request` on `nodes` at once. Returns each
   // node's exit status (the job's, when following); NotFound for a node
   // with no connection (not there yet).
   std::vector<absl::StatusOr<int>> Logs(const LogsRequest& request,
@@ -81,7 +81,7 @@ class JobControl {
   };
   Followed Follow(const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
                   const LogsCallbacks& callbacks, const std::function<void()>& cancel_all) const;
-  // Runs the agent's --stacks on every node at once: where each node's
+  // Runs the agent's `stacks` on every node at once: where each node's
   // running ranks stand, in spec order. NotFound for a node with no
   // connection; an error naming what the node's agent said otherwise.
   std::vector<absl::StatusOr<StacksMessage>> Stacks() const;

@@ -2,7 +2,7 @@
 #define FLEETPLAN_TOOLS_PROTOCOL_SESSION_WIRE_H_
 
 // The framing of an apply session: apply talks to the launch agent already
-// on a node (`fleetplan-agent --apply-session`) over one command's stdin and
+// on a node (`fleetplan-agent session`) over one command's stdin and
 // stdout, instead of starting a program on the node for every read, write,
 // check and launch. Every message is a frame: one type byte, the payload's
 // length (4 bytes, big-endian), then the payload, a list of fields, each its
