@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "plugins/transport.h"
+#include "tools/protocol/session_message.h"
 #include "tools/protocol/session_wire.h"
 
 namespace fleetplan {
@@ -116,6 +117,9 @@ class AgentSessionConnection : public Connection {
 
   // Adds a frame to the request being sent; Receive sends it.
   absl::Status Send(FrameType type, const std::vector<std::string>& fields = {});
+  // Queues a request's frame (session_message.h); sent with the others.
+  absl::Status Send(const SessionRequest& request) { return Queue(EncodeSessionRequest(request)); }
+  absl::Status Queue(const std::string& frame);
   absl::Status Flush();
   // The next frame, waiting up to `timeout` (DeadlineExceeded after it).
   absl::StatusOr<Frame> Receive(absl::Duration timeout = absl::InfiniteDuration());

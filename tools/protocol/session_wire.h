@@ -22,8 +22,9 @@
 //   workdir {workdir, state folder, bytes}
 //                                  → output {check line}, status {0|1}
 //
-// A request's paths are absolute (put and remove: relative to their root,
-// and kept under it). The session ends when apply closes stdin, or after
+// The requests and the read's answer are typed over these frames in
+// session_message.h. A request's paths are absolute (put and remove:
+// relative to their root, and kept under it). The session ends when apply closes stdin, or after
 // kSessionIdleTimeout without a request while no command runs: apply may be
 // gone without a word (a node cut off the network never sees the end of
 // its input), and an agent must not wait there for ever. Apply starts a
