@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -31,6 +32,7 @@
 #include "tools/agent/preflight.h"
 #include "tools/agent/probe.h"
 #include "tools/agent/relay.h"
+#include "tools/agent/slurm_launch.h"
 #include "tools/agent/sync_checks.h"
 #include "tools/protocol/agent_command.h"
 #include "tools/protocol/peer_message.h"
@@ -197,6 +199,20 @@ int RelayFetch(const AgentRelayFetch& command) {
   return RunRelayReceive(options, stdout);
 }
 
+// The launch script comes on stdin.
+int SlurmRequest(const AgentSlurmRequest& command) {
+  std::string script;
+  char buffer[64 * 1024];
+  ssize_t n;
+  while ((n = read(STDIN_FILENO, buffer, sizeof(buffer))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n > 0) script.append(buffer, n);
+  }
+  if (n < 0) return Fail(absl::InternalError(absl::StrCat("reading stdin: ", strerror(errno))));
+  return HandLaunchToHolder(command, script, stderr);
+}
+
+int SlurmAwait(const AgentSlurmAwait& command) { return AwaitLaunchReport(command, stdout); }
+
 // One row of the subcommand table; its options' usage from their
 // declaration.
 struct AgentTool {
@@ -223,6 +239,7 @@ constexpr AgentTool kTools[] = {
     Tool<AgentProbeConnect, ProbeConnect>(), Tool<AgentProbeIfname, ProbeIfname>(),
     Tool<AgentVerifyTree, VerifyTree>(),   Tool<AgentSession, Session>(),
     Tool<AgentRelayServe, RelayServe>(),   Tool<AgentRelayFetch, RelayFetch>(),
+    Tool<AgentSlurmRequest, SlurmRequest>(), Tool<AgentSlurmAwait, SlurmAwait>(),
 };
 static_assert(std::size(kTools) == std::variant_size_v<AgentCommand>,
               "every subcommand of tools/protocol/agent_command.h has a row");

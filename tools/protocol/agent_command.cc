@@ -265,6 +265,41 @@ absl::Status AgentRelayFetch::Check() const {
   return absl::OkStatus();
 }
 
+void AgentSlurmRequest::Bind(OptionList& options) {
+  options.Text("dir", "DIR", &dir, "The allocation's launch folder.");
+  options.Text("run", "ID", &run_id, "The launch's run id.");
+  options.Duration("timeout", &timeout, "How long to wait for the batch script.");
+}
+
+absl::Status AgentSlurmRequest::Check() const {
+  if (absl::Status given = Required(!dir.empty(), "dir"); !given.ok()) return given;
+  // It becomes a file name and a line the batch script reads.
+  bool plain = !run_id.empty();
+  for (char c : run_id) {
+    plain = plain && (absl::ascii_isalnum(static_cast<unsigned char>(c)) || c == '.' ||
+                      c == '_' || c == '-');
+  }
+  if (!plain) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--run=", run_id, ": letters, digits, '.', '_' and '-' expected"));
+  }
+  return absl::OkStatus();
+}
+
+void AgentSlurmAwait::Bind(OptionList& options) {
+  options.Text("report", "PATH", &report, "The file the agent reports to.");
+  options.Text("step-exit", "PATH", &step_exit,
+               "srun's status, once the agents' job step ended.");
+  options.Text("step-log", "PATH", &step_log, "What that srun said.");
+  options.Text("host", "NAME", &host, "This host's name, for messages.");
+  options.Duration("timeout", &timeout, "How long to wait for the report.");
+}
+
+absl::Status AgentSlurmAwait::Check() const {
+  if (absl::Status given = Required(!report.empty(), "report"); !given.ok()) return given;
+  return Required(!host.empty(), "host");
+}
+
 std::string AgentProtocolArg() { return absl::StrCat("--protocol=", kAgentProtocol); }
 
 absl::string_view AgentCommandName(const AgentCommand& command) {

@@ -206,11 +206,41 @@ struct AgentRelayFetch {
   absl::Status Check() const;
 };
 
+// On the first host of a Slurm allocation: hands a launch script (on
+// stdin) to the allocation's batch script (plugins/slurm/agent_step.h).
+struct AgentSlurmRequest {
+  static constexpr char kName[] = "slurm-request";
+  static constexpr char kSummary[] =
+      "Put the launch script on stdin in a Slurm allocation's launch folder and name it to the "
+      "batch script waiting there, once it waits.";
+  std::string dir;     // the allocation's launch folder
+  std::string run_id;  // the launch script is launch-RUN.sh
+  absl::Duration timeout = absl::Minutes(2);
+  void Bind(OptionList& options);
+  absl::Status Check() const;  // both are required; the run id a plain name
+};
+
+// On each host of a Slurm launch: waits for its agent's launch report.
+struct AgentSlurmAwait {
+  static constexpr char kName[] = "slurm-await";
+  static constexpr char kSummary[] =
+      "Wait for this host's launch agent to report, print what it said and exit with its "
+      "status; or say that its job step ended first.";
+  std::string report;     // what the agent writes (FLEETPLAN_LAUNCH_REPORT)
+  std::string step_exit;  // srun's status once the agents' step ended (the first host's)
+  std::string step_log;   // what that srun said
+  std::string host;       // for messages
+  absl::Duration timeout = absl::Seconds(120);
+  void Bind(OptionList& options);
+  absl::Status Check() const;  // report and host are required
+};
+
 // Every subcommand, in the order the usage lists them.
 using AgentCommand =
     std::variant<AgentLaunch, AgentLogs, AgentStop, AgentStacks, AgentPreflight,
                  AgentProbeListen, AgentProbeConnect, AgentProbeIfname, AgentVerifyTree,
-                 AgentSession, AgentRelayServe, AgentRelayFetch>;
+                 AgentSession, AgentRelayServe, AgentRelayFetch, AgentSlurmRequest,
+                 AgentSlurmAwait>;
 
 // `--protocol=<kAgentProtocol>`.
 std::string AgentProtocolArg();

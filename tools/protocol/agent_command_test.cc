@@ -155,6 +155,21 @@ TEST(AgentCommandTest, RelayRoundTrips) {
   EXPECT_TRUE(back.all);
 }
 
+TEST(AgentCommandTest, SlurmWaitsRoundTrip) {
+  AgentSlurmRequest request;
+  request.dir = "/tmp/fleetplan-slurm-7";
+  request.run_id = "r.1";
+  request.timeout = absl::Minutes(2);
+  EXPECT_EQ(RoundTrip(request).run_id, "r.1");
+  AgentSlurmAwait await;
+  await.report = "/tmp/x.report";
+  await.step_exit = "/tmp/x.exit";
+  await.step_log = "/tmp/x.log";
+  await.host = "n-0";
+  await.timeout = absl::Seconds(90);
+  EXPECT_EQ(RoundTrip(await).timeout, absl::Seconds(90));
+}
+
 TEST(AgentCommandTest, RefusesWhatItDoesNotTake) {
   EXPECT_THAT(ParseAgentCommand({}), StatusIs(absl::StatusCode::kInvalidArgument,
                                               HasSubstr("no subcommand; one of launch, logs")));
@@ -199,6 +214,8 @@ TEST(AgentCommandTest, RefusesConflicts) {
                        HasSubstr("--fallback-node and --fallback go together")));
   EXPECT_THAT(ParseAgentCommand({"preflight", "--activation=maybe"}),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("none, ok or failed")));
+  EXPECT_THAT(ParseAgentCommand({"slurm-request", "--dir=/d", "--run=a/b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--run=a/b")));
 }
 
 TEST(AgentCommandTest, ProtocolIsOptionalByHand) {
