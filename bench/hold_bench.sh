@@ -31,15 +31,9 @@ direct=$work/direct.toml
   echo 'program = "/bin/true"'
 } >"$held"
 sed 's/^\(\[ssh\.g[0-9]*\]\)$/\1\npersist = "0"/' "$held" >"$direct"
-for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
-# The holder's folder: private, and short enough for a socket's path.
-export XDG_RUNTIME_DIR=$work/run
-mkdir -m 700 "$XDG_RUNTIME_DIR"
-hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+loopback_pdsh "$n"
 
 fp=$bin/fleetplan
-export PDSH_SSH_ARGS="-F $work/ssh_config %h"
-pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
 for cmd in "$fp status $held" "$fp exec $held -- true" "$fp status $direct" "$pdsh"; do
   bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
 done
@@ -54,11 +48,6 @@ hyperfine -N --warmup 2 --runs "$runs" --export-markdown "$work/result.md" \
   -n "exec true (persist 0)" "$fp exec $direct -- true" \
   -n "pdsh true" "$pdsh"
 cat "$work/result.md"
-# Medians and spreads, which a shared machine's outliers move less.
-python3 -c 'import json, statistics, sys
-for r in json.load(open(sys.argv[1]))["results"]:
-    t = sorted(x * 1e3 for x in r["times"])
-    print("%s: median %.1f ms (%.1f..%.1f)" % (r["command"], statistics.median(t), t[0], t[-1]))
-' "$work/result.json"
+hyperfine_medians "$work/result.json"
 echo "load after: $(uptime | sed 's/.*load average/load average/')"
 "$fp" disconnect "$held" >/dev/null

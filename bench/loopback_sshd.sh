@@ -10,6 +10,14 @@
 # of its own in 127.0.0.0/8 for specs, where addresses are unique), and
 # stops the servers on exit.
 #
+#   loopback_pdsh N
+#
+# makes the nodes' workdirs and the holder's folder and sets $pdsh.
+#
+#   hyperfine_medians RESULT.json [A B]
+#
+# prints each command's median and spread, and the ratio of A's to B's.
+#
 #   loopback_spec_nodes N
 #
 # prints a spec's [[nodes]] node1..nodeN (node1 the chief, workdir
@@ -100,6 +108,36 @@ loopback_spec_nodes() {
 cleanup_loopback_sshd() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   rm -rf "$work"
+}
+
+# loopback_pdsh N: the nodes' workdirs, a private folder for the
+# connection holder ($XDG_RUNTIME_DIR), and $pdsh: `pdsh -R ssh` running
+# `true` on node1..nodeN.
+loopback_pdsh() {
+  local n=$1 i hosts
+  for ((i = 1; i <= n; i++)); do mkdir -p "$work/nodes/$i"; done
+  # The holder's folder: private, and short enough for a socket's path.
+  export XDG_RUNTIME_DIR=$work/run
+  mkdir -m 700 "$XDG_RUNTIME_DIR"
+  hosts=$(for ((i = 1; i <= n; i++)); do printf 'node%d,' "$i"; done)
+  export PDSH_SSH_ARGS="-F $work/ssh_config %h"
+  pdsh="pdsh -R ssh -f $n -w ${hosts%,} true"
+}
+
+# hyperfine_medians RESULT.json [A B]: each command's median and spread
+# (min..max) in ms, which a shared machine's outliers move less than a
+# mean; with A and B (command names), the ratio of A's median to B's.
+hyperfine_medians() {
+  python3 - "$@" <<'PY'
+import json, statistics, sys
+medians = {}
+for r in json.load(open(sys.argv[1]))["results"]:
+    t = sorted(x * 1e3 for x in r["times"])
+    medians[r["command"]] = statistics.median(t)
+    print("%s: median %.1f ms (%.1f..%.1f)" % (r["command"], medians[r["command"]], t[0], t[-1]))
+if len(sys.argv) == 4:
+    print("%s / %s: %.2fx" % (sys.argv[2], sys.argv[3], medians[sys.argv[2]] / medians[sys.argv[3]]))
+PY
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }

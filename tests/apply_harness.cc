@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <memory>
 
@@ -209,6 +210,34 @@ void DockerTestbedTest::SetUpTestSuite() {
   absl::StatusOr<std::string> image = EnsureDockerTestbed();
   ASSERT_TRUE(image.ok()) << image.status();
   image_ = new std::string(*image);
+}
+
+std::string* SshTestbedTest::prefix_ = nullptr;
+std::vector<TestbedNode>* SshTestbedTest::nodes_ = nullptr;
+
+void SshTestbedTest::StartNodes(int count, const std::string& prefix) {
+  absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
+  ASSERT_TRUE(host.ok()) << host.status();
+  setenv("DOCKER_HOST", host->c_str(), 1);
+  prefix_ = new std::string(absl::StrCat(prefix, "-", getpid()));
+  absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(count, *prefix_);
+  ASSERT_TRUE(nodes.ok()) << nodes.status();
+  nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
+}
+
+void SshTestbedTest::StopNodes() {
+  if (prefix_ == nullptr) return;
+  absl::Status stopped = StopTestbedCluster(*prefix_);
+  EXPECT_TRUE(stopped.ok()) << stopped;
+}
+
+absl::StatusOr<std::string> SshTestbedTest::HostKeys() {
+  std::string ips;
+  for (const TestbedNode& node : Nodes()) absl::StrAppend(&ips, " ", node.ip);
+  absl::StatusOr<std::string> keys =
+      RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+  if (!keys.ok()) return keys.status();
+  return *keys + "\n";
 }
 
 }  // namespace fleetplan

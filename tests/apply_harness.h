@@ -108,6 +108,26 @@ class DockerTestbedTest : public ::testing::Test {
   static std::string* image_;
 };
 
+// A suite on sshd nodes of the test bed of its own: the Docker daemon made
+// sure of (DOCKER_HOST set), the nodes PREFIX-<pid>-0.. started once for
+// the suite and removed after it. The suite's SetUpTestSuite calls
+// StartNodes, its TearDownTestSuite StopNodes; each test's SetUp should
+// first check ready(). One such suite per test binary.
+class SshTestbedTest : public ::testing::Test {
+ protected:
+  static void StartNodes(int count, const std::string& prefix);
+  static void StopNodes();
+  static bool ready() { return nodes_ != nullptr; }
+  static const std::vector<TestbedNode>& Nodes() { return *nodes_; }
+  // The nodes' host keys as OpenSSH's ssh-keyscan reads them (not the code
+  // a test checks): a known_hosts file's text.
+  static absl::StatusOr<std::string> HostKeys();
+
+ private:
+  static std::string* prefix_;
+  static std::vector<TestbedNode>* nodes_;
+};
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TESTS_APPLY_HARNESS_H_

@@ -31,38 +31,23 @@ using ::testing::SizeIs;
 
 constexpr int kNodes = 2;
 
-class SshHoldTest : public ::testing::Test {
+class SshHoldTest : public SshTestbedTest {
  protected:
-  static void SetUpTestSuite() {
-    absl::StatusOr<std::string> host = RunScript("tests/testbed/dockerd.sh ensure");
-    ASSERT_THAT(host, IsOk());
-    setenv("DOCKER_HOST", host->c_str(), 1);
-    prefix_ = new std::string(absl::StrCat("fp-hold-", getpid()));
-    absl::StatusOr<std::vector<TestbedNode>> nodes = StartTestbedCluster(kNodes, *prefix_);
-    ASSERT_THAT(nodes, IsOk());
-    nodes_ = new std::vector<TestbedNode>(*std::move(nodes));
-  }
-
-  static void TearDownTestSuite() {
-    if (prefix_ != nullptr) {
-      EXPECT_THAT(RunScript(absl::StrCat("tests/testbed/cluster.sh down ", *prefix_)), IsOk());
-    }
-  }
+  static void SetUpTestSuite() { StartNodes(kNodes, "fp-hold"); }
+  static void TearDownTestSuite() { StopNodes(); }
 
   void SetUp() override {
-    ASSERT_NE(nodes_, nullptr) << "the test bed did not start";
+    ASSERT_TRUE(ready()) << "the test bed did not start";
+    nodes_ = &Nodes();
     dir_ = MakeTempDir();
     // A unix socket's path holds at most 107 bytes: the test's own folder
     // is too deep for one.
     char runtime[] = "/tmp/fp-hold-XXXXXX";
     ASSERT_NE(mkdtemp(runtime), nullptr);
     runtime_ = runtime;
-    std::string ips;
-    for (const TestbedNode& node : *nodes_) absl::StrAppend(&ips, " ", node.ip);
-    absl::StatusOr<std::string> keys =
-        RunScript(absl::StrCat("ssh-keyscan -T 10", ips, " 2>/dev/null"));
+    absl::StatusOr<std::string> keys = HostKeys();
     ASSERT_THAT(keys, IsOk());
-    ASSERT_THAT(WriteFileAtomic(dir_ + "/known_hosts", *keys + "\n", 0600), IsOk());
+    ASSERT_THAT(WriteFileAtomic(dir_ + "/known_hosts", *keys, 0600), IsOk());
   }
 
   void TearDown() override {
@@ -115,15 +100,11 @@ class SshHoldTest : public ::testing::Test {
 
   std::string Folder() const { return runtime_ + "/fleetplan"; }
 
-  static std::string* prefix_;
-  static std::vector<TestbedNode>* nodes_;
+  const std::vector<TestbedNode>* nodes_ = nullptr;
   std::string dir_;
   std::string runtime_;
   std::vector<std::string> specs_;
 };
-
-std::string* SshHoldTest::prefix_ = nullptr;
-std::vector<TestbedNode>* SshHoldTest::nodes_ = nullptr;
 
 TEST_F(SshHoldTest, ALaterCommandGoesThroughTheHeldSessions) {
   std::string spec = WriteSpec("reuse", (*nodes_)[0].key_file);

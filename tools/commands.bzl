@@ -12,4 +12,6 @@ COMMANDS = [
     "stop",
     "exec",
     "stacks",
+    "top",
+    "dashboard",
 ]

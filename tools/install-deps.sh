@@ -6,7 +6,8 @@
 #                 the code links, LibTorch and the demo's training data
 #   --test-beds   the above, and what the tests need: GoogleTest, clang's
 #                 libFuzzer, the Docker daemon and sshd of the multi-node test
-#                 bed, Slurm's daemons and munge (tools/test-all.sh)
+#                 bed, Slurm's daemons and munge, chromium for the dashboard's
+#                 page (tools/test-all.sh)
 #   --bench       the above, and the peers the benchmarks compare with: pdsh,
 #                 ansible, rsync, PyTorch for Python, hyperfine (bench/)
 #   --all         all of them
@@ -15,12 +16,14 @@
 # starts their services; the test beds start their own and need none of them.
 set -euo pipefail
 
-usage() { sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; }
 
 build=(
   bazel-bootstrap bazel-platforms g++ git
   # libraries the code links; libslurm-dev: the slurm transport's job lookups
   libabsl-dev libre2-dev libtomlplusplus-dev libssh-dev nlohmann-json3-dev
+  # the dashboard's HTTP server
+  libcpp-httplib-dev
   libcurl4-openssl-dev libarchive-dev libxxhash-dev zlib1g-dev libssl-dev libslurm-dev
   libtorch-dev libgloo-dev
   # the demo's training data
@@ -40,6 +43,8 @@ test_beds=(
   # Slurm test bed: controller, node daemon, client commands, munge; tini is
   # the node containers' init
   slurmctld slurmd slurm-client munge tini
+  # the dashboard's test loads its page in a real browser, headless
+  chromium
 )
 bench=(
   pdsh ansible rsync python3-torch time hyperfine

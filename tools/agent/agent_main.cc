@@ -29,6 +29,7 @@
 #include "tools/agent/job_files.h"
 #include "tools/agent/job_stacks.h"
 #include "tools/agent/node_agent.h"
+#include "tools/agent/node_top.h"
 #include "tools/agent/preflight.h"
 #include "tools/agent/probe.h"
 #include "tools/agent/relay.h"
@@ -76,6 +77,7 @@ int Launch(const AgentLaunch& command) {
   options.coordinator = command.coordinator;
   options.heartbeat_timeout = command.heartbeat_timeout;
   options.hang_timeout = command.hang_timeout;
+  options.progress_pattern = command.progress;
   absl::StatusOr<std::optional<JobKey>> key = ReadKey(command.key_file);
   if (!key.ok()) return Fail(key.status(), kExitBadInput);
   options.job_key = *key;
@@ -110,6 +112,10 @@ int Stacks(const AgentStacks& command) {
   if (!stacks.ok()) return Fail(stacks.status());
   std::printf("%s\n", SerializePeerMessage(*stacks).c_str());
   return 0;
+}
+
+int Top(const AgentTop& command) {
+  return PrintNodeTop({command.log_dir, command.node}, stdout, stderr);
 }
 
 int Preflight(const AgentPreflight& command) {
@@ -235,11 +241,12 @@ constexpr AgentTool Tool() {
 constexpr AgentTool kTools[] = {
     Tool<AgentLaunch, Launch>(),           Tool<AgentLogs, Logs>(),
     Tool<AgentStop, Stop>(),               Tool<AgentStacks, Stacks>(),
-    Tool<AgentPreflight, Preflight>(),     Tool<AgentProbeListen, ProbeListen>(),
-    Tool<AgentProbeConnect, ProbeConnect>(), Tool<AgentProbeIfname, ProbeIfname>(),
-    Tool<AgentVerifyTree, VerifyTree>(),   Tool<AgentSession, Session>(),
-    Tool<AgentRelayServe, RelayServe>(),   Tool<AgentRelayFetch, RelayFetch>(),
-    Tool<AgentSlurmRequest, SlurmRequest>(), Tool<AgentSlurmAwait, SlurmAwait>(),
+    Tool<AgentTop, Top>(),                 Tool<AgentPreflight, Preflight>(),
+    Tool<AgentProbeListen, ProbeListen>(), Tool<AgentProbeConnect, ProbeConnect>(),
+    Tool<AgentProbeIfname, ProbeIfname>(), Tool<AgentVerifyTree, VerifyTree>(),
+    Tool<AgentSession, Session>(),         Tool<AgentRelayServe, RelayServe>(),
+    Tool<AgentRelayFetch, RelayFetch>(),   Tool<AgentSlurmRequest, SlurmRequest>(),
+    Tool<AgentSlurmAwait, SlurmAwait>(),
 };
 static_assert(std::size(kTools) == std::variant_size_v<AgentCommand>,
               "every subcommand of tools/protocol/agent_command.h has a row");

@@ -68,6 +68,8 @@ struct NodeAgentOptions {
   absl::Duration hang_timeout = absl::ZeroDuration();
   // The stack tools and their timeout (tests name missing ones).
   StackCollectorOptions stack_tools;
+  // The spec's [job] progress pattern (rank_group.h).
+  std::string progress_pattern;
 
   // End-of-file here stops the job (a foreground agent whose caller went
   // away); -1: not watched.

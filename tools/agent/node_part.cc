@@ -161,6 +161,7 @@ void NodePart::StartGeneration(int generation, const std::string& why) {
   group.grace_period = options_.grace_period;
   group.launcher = options_.launcher;
   group.run_id = state_.run_id;
+  group.progress_pattern = options_.progress_pattern;
   if (generation > 0) {
     Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
                      why.empty() ? "" : absl::StrCat(": ", why), ")"));

@@ -23,7 +23,8 @@ bool ParseProcStat(const std::string& stat, ProcessInfo* info) {
   }
   std::vector<absl::string_view> fields =
       absl::StrSplit(absl::string_view(stat).substr(close + 1), ' ', absl::SkipEmpty());
-  // fields[0] is the state (field 3); ppid is field 4, utime 14, stime 15.
+  // fields[0] is the state (field 3); ppid is field 4, utime 14, stime 15,
+  // rss 24.
   uint64_t utime;
   uint64_t stime;
   if (fields.size() < 13 || !absl::SimpleAtoi(fields[1], &info->ppid) ||
@@ -31,6 +32,8 @@ bool ParseProcStat(const std::string& stat, ProcessInfo* info) {
     return false;
   }
   info->cpu_ticks = utime + stime;
+  int64_t rss = 0;
+  if (fields.size() > 21 && absl::SimpleAtoi(fields[21], &rss) && rss > 0) info->rss_pages = rss;
   return true;
 }
 

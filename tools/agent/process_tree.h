@@ -17,6 +17,7 @@ struct ProcessInfo {
   pid_t pid = 0;
   pid_t ppid = 0;
   uint64_t cpu_ticks = 0;  // utime + stime, in clock ticks
+  uint64_t rss_pages = 0;  // resident set size, in pages
 };
 
 // Every process of this machine (its pid namespace) that /proc lists now;

@@ -74,11 +74,12 @@ TEST_F(ProgressWatchTest, ABusyGpuIsProgressAndOneThatDoesNotAnswerIsNotAskedAga
 TEST(ProcessTreeTest, ParsesProcStatWithSpacesInTheName) {
   ProcessInfo info;
   ASSERT_TRUE(ParseProcStat(
-      "4242 (py thon) (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 123 45 0 0 20 0 1 0 1 1 1",
+      "4242 (py thon) (x)) S 17 4242 4242 0 -1 4194560 100 0 0 0 123 45 0 0 20 0 1 0 1 1 777",
       &info));
   EXPECT_EQ(info.pid, 4242);
   EXPECT_EQ(info.ppid, 17);
   EXPECT_EQ(info.cpu_ticks, 168u);
+  EXPECT_EQ(info.rss_pages, 777u);
   EXPECT_FALSE(ParseProcStat("garbage", &info));
 }
 

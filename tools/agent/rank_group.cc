@@ -44,6 +44,7 @@ void RankGroup::Log(size_t i, absl::string_view chunk) {
 }
 
 void RankGroup::Start() {
+  StartProgress();
   for (int i = 0; i < options_.nproc; ++i) {
     int rank = Rank(i);
     prefixers_.emplace_back(absl::StrCat("[", options_.node, "/", rank, "] "));
@@ -115,15 +116,33 @@ IndexedOutput RankGroup::Forwarder() {
   };
 }
 
+void RankGroup::StartProgress() {
+  absl::StatusOr<StepPattern> pattern = StepPattern::Make(options_.progress_pattern);
+  if (!pattern.ok()) {
+    Message(absl::StrCat("steps are read from metric lines only: ", pattern.status().message()));
+    pattern = StepPattern::Make("");
+  }
+  progress_ = std::make_unique<StepProgress>(*std::move(pattern), ProgressPath(options_.run_dir),
+                                             options_.generation, options_.first_rank,
+                                             options_.nproc);
+}
+
 void RankGroup::Write(size_t i, absl::string_view chunk) {
   if (i < output_bytes_.size()) output_bytes_[i] += chunk.size();
+  if (progress_ != nullptr) progress_->Feed(i, chunk, absl::Now());
   Log(i, chunk);
   if (options_.output_fd >= 0) WriteFully(options_.output_fd, prefixers_[i].Feed(chunk));
 }
 
 std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration timeout) {
   std::vector<Subprocess*> running = Running();
-  return PumpOutput(running, watch, timeout, Forwarder());
+  std::vector<size_t> ready = PumpOutput(running, watch, timeout, Forwarder());
+  if (progress_ != nullptr) {
+    if (absl::Status written = progress_->MaybeWrite(absl::Now()); !written.ok()) {
+      Message(std::string(written.message()));
+    }
+  }
+  return ready;
 }
 
 RankGroup::Progress RankGroup::Check() {

@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "tools/agent/line_prefixer.h"
 #include "tools/agent/redactor.h"
+#include "tools/agent/step_progress.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/process/subprocess.h"
 #include "tools/protocol/launcher_contract.h"
@@ -41,6 +42,10 @@ struct RankGroupOptions {
   std::string restart_reason;  // e.g. "rank 3 on node 'b' failed with exit status 1"
   int output_fd = -1;   // prefixed output goes here too; -1: logs only
   absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
+  // The spec's [job] progress pattern: with the trainer's metric lines,
+  // which lines report a rank's step (recorded for `top` in the run
+  // folder's progress.json, step_progress.h). Empty: metric lines only.
+  std::string progress_pattern;
   // What no log or output may show: the values of the secrets env.sh gave
   // this agent (kSecretNamesVar), each written "***" instead.
   std::vector<std::string> secret_values = SecretValuesFromEnvironment(kSecretNamesVar);
@@ -83,6 +88,9 @@ class RankGroup {
  private:
   int Rank(size_t i) const { return options_.first_rank + static_cast<int>(i); }
   void Message(const std::string& text);
+  // Sets up the steps' record (a bad pattern is said, and metric lines
+  // alone count).
+  void StartProgress();
   void Log(size_t i, absl::string_view chunk);
   IndexedOutput Forwarder();
   std::vector<Subprocess*> Running();
@@ -97,6 +105,7 @@ class RankGroup {
   std::vector<int> logs_;
   std::vector<uint64_t> output_bytes_;
   std::vector<size_t> started_index_;
+  std::unique_ptr<StepProgress> progress_;
   std::map<int, int> failed_;
   absl::Time all_exited_at_ = absl::InfiniteFuture();
   bool stopped_ = false;

@@ -17,6 +17,9 @@ constexpr absl::Duration kStopTimeout = absl::Seconds(30);
 // How long `stacks` may take on a node: the stack tools' own timeouts
 // (60 s each, gdb then eu-stack) and a margin.
 constexpr absl::Duration kStacksTimeout = absl::Seconds(135);
+// How long `top` may take on a node: nvidia-smi's timeout (5 s) and a
+// margin.
+constexpr absl::Duration kTopTimeout = absl::Seconds(15);
 
 }  // namespace
 
@@ -123,9 +126,11 @@ std::vector<absl::StatusOr<int>> JobControl::Logs(const LogsRequest& request,
   return results;
 }
 
-std::vector<absl::StatusOr<StacksMessage>> JobControl::Stacks() const {
-  std::vector<absl::StatusOr<StacksMessage>> results(spec_.nodes.size(),
-                                                     absl::UnknownError("not run"));
+std::vector<absl::StatusOr<std::string>> JobControl::AskAgents(
+    const std::function<std::string(const NodeSpec&)>& command_for, absl::string_view what,
+    absl::Duration timeout, const absl::Notification* cancel) const {
+  std::vector<absl::StatusOr<std::string>> results(spec_.nodes.size(),
+                                                   absl::UnknownError("not run"));
   ParallelFor(spec_.nodes.size(), static_cast<int>(spec_.nodes.size()), [&](size_t i) {
     const NodeSpec& node = spec_.nodes[i];
     if (connections_.count(node.name) == 0) {
@@ -133,10 +138,9 @@ std::vector<absl::StatusOr<StacksMessage>> JobControl::Stacks() const {
       return;
     }
     std::string output;
-    absl::Notification never;
-    TimedCancel timed(&never, kStacksTimeout);
+    TimedCancel timed(cancel, timeout);
     CommandSpec command;
-    command.command = StacksCommand(node);
+    command.command = command_for(node);
     absl::StatusOr<int> status = connections_.at(node.name)->Run(
         command, [&output](absl::string_view chunk) { output.append(chunk.data(), chunk.size()); },
         timed.get());
@@ -145,22 +149,55 @@ std::vector<absl::StatusOr<StacksMessage>> JobControl::Stacks() const {
       results[i] = status.status();
     } else if (*status != 0) {
       results[i] = absl::InternalError(
-          absl::StrCat("stacks exited with status ", *status, ": ", said.substr(0, 500)));
+          absl::StrCat(what, " exited with status ", *status, ": ", said.substr(0, 500)));
     } else {
-      // The agent prints one message, last.
-      absl::string_view line = said;
-      if (size_t newline = line.rfind('\n'); newline != absl::string_view::npos) {
-        line = line.substr(newline + 1);
-      }
-      absl::StatusOr<PeerMessage> message = ParsePeerMessage(line);
-      if (message.ok() && std::holds_alternative<StacksMessage>(*message)) {
-        results[i] = std::get<StacksMessage>(*std::move(message));
-      } else {
-        results[i] = absl::InternalError(
-            absl::StrCat("the agent's answer is no stacks message: ", said.substr(0, 200)));
-      }
+      // The agent prints its answer last, on a line of its own.
+      size_t newline = said.rfind('\n');
+      results[i] = newline == std::string::npos ? said : said.substr(newline + 1);
     }
   });
+  return results;
+}
+
+std::vector<absl::StatusOr<StacksMessage>> JobControl::Stacks() const {
+  std::vector<absl::StatusOr<std::string>> answers =
+      AskAgents(StacksCommand, "stacks", kStacksTimeout, nullptr);
+  std::vector<absl::StatusOr<StacksMessage>> results;
+  for (absl::StatusOr<std::string>& answer : answers) {
+    if (!answer.ok()) {
+      results.push_back(answer.status());
+      continue;
+    }
+    absl::StatusOr<PeerMessage> message = ParsePeerMessage(*answer);
+    if (message.ok() && std::holds_alternative<StacksMessage>(*message)) {
+      results.push_back(std::get<StacksMessage>(*std::move(message)));
+    } else {
+      results.push_back(absl::InternalError(absl::StrCat(
+          "the agent's answer is no stacks message: ", answer->substr(0, 200))));
+    }
+  }
+  return results;
+}
+
+std::vector<absl::StatusOr<TopReport>> JobControl::Top(const absl::Notification* cancel) const {
+  std::vector<absl::StatusOr<std::string>> answers =
+      AskAgents(TopCommand, "top", kTopTimeout, cancel);
+  std::vector<absl::StatusOr<TopReport>> results;
+  for (size_t i = 0; i < answers.size(); ++i) {
+    if (!answers[i].ok()) {
+      results.push_back(answers[i].status());
+      continue;
+    }
+    absl::StatusOr<TopReport> report = TopReportFromJson(*answers[i]);
+    if (report.ok() && report->nodes.size() == 1) {
+      report->nodes[0].name = spec_.nodes[i].name;  // a node speaks for itself only
+      results.push_back(*std::move(report));
+    } else {
+      results.push_back(absl::InternalError(absl::StrCat(
+          "the agent's answer is no top report: ",
+          report.ok() ? "not one node" : report.status().message())));
+    }
+  }
   return results;
 }
 

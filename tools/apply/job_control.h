@@ -3,7 +3,7 @@
 
 // What apply (attached), status, logs and stop do with a job through open
 // connections to its nodes: read each node's job.json, run the agent's
-// --logs on nodes, stop the job everywhere. Nothing runs on this machine
+// `logs` on nodes, stop the job everywhere. Nothing runs on this machine
 // between calls; the state is on the nodes.
 
 #include <functional>
@@ -19,6 +19,7 @@
 #include "tools/plan/node_scripts.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/peer_message.h"
+#include "tools/protocol/top_report.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -85,8 +86,21 @@ class JobControl {
   // running ranks stand, in spec order. NotFound for a node with no
   // connection; an error naming what the node's agent said otherwise.
   std::vector<absl::StatusOr<StacksMessage>> Stacks() const;
+  // Runs the agent's `top` on every node at once: each node's figures and
+  // its ranks', as one report with that node alone (named as the spec
+  // names it), in spec order. NotFound for a node with no connection; an
+  // error naming what the node's agent said otherwise. `cancel` (may be
+  // null) ends every node's command.
+  std::vector<absl::StatusOr<TopReport>> Top(const absl::Notification* cancel = nullptr) const;
 
  private:
+  // Runs `command_for(node)` on every node at once, each cancelled by
+  // `cancel` or after `timeout`; the last line each printed, or why not
+  // (`what` names the command).
+  std::vector<absl::StatusOr<std::string>> AskAgents(
+      const std::function<std::string(const NodeSpec&)>& command_for, absl::string_view what,
+      absl::Duration timeout, const absl::Notification* cancel) const;
+
   const ClusterSpec& spec_;
   const std::map<std::string, std::unique_ptr<Connection>>& connections_;
 };

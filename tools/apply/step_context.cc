@@ -18,10 +18,7 @@ std::string Indent(absl::string_view text) {
 }  // namespace
 
 const NodeSpec* StepContext::FindNode(const std::string& name) const {
-  for (const NodeSpec& node : spec.nodes) {
-    if (node.name == name) return &node;
-  }
-  return nullptr;
+  return spec.FindNode(name);
 }
 
 const std::string& StepContext::PhasePreamble(PhaseKind kind) const {

@@ -13,9 +13,7 @@
 namespace fleetplan {
 
 const NodeSpec& StepRecords::NodeOf(const Step& step) const {
-  for (const NodeSpec& node : spec_.nodes) {
-    if (node.name == step.node) return node;
-  }
+  if (const NodeSpec* node = spec_.FindNode(step.node); node != nullptr) return *node;
   // The executor runs no step of a node the spec does not list.
   return spec_.chief();
 }

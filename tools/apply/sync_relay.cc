@@ -276,6 +276,8 @@ StepOutcome SyncSteps::FallBackToDirect(const Step& step, const NodeSpec& node,
   for (SyncTraffic& traffic : traffic_) {
     if (traffic.node == node.name) {
       traffic.via = "direct (relay unreachable)";
+      // The agent sent ahead of the fetch is part of what the node got.
+      traffic.bytes += uplink;
       traffic.uplink_bytes += uplink;
     }
   }
@@ -310,6 +312,9 @@ StepOutcome SyncSteps::Relay(const Step& step, const NodeSpec& node) {
   if (StepOutcome ready = ReadyToFetch(node, agent); ready.status == StepStatus::kFailed) {
     return ready;
   }
+  // A direct sync after a failed fetch sends the rest, not the agent again
+  // (the tree's check after it still covers the agent).
+  if (agent != nullptr && recorded != recorded_.end()) NoteSent(*agent, &recorded->second);
   const uint64_t uplink = agent != nullptr ? agent->size : 0;
   const NodeSpec& chief = context_.spec.chief();
   RelayLink link;
@@ -335,6 +340,18 @@ StepOutcome SyncSteps::Relay(const Step& step, const NodeSpec& node) {
   NoteSynced(changes);
   Fetched(node, parent, bytes, uplink, output, &outcome);
   return outcome;
+}
+
+void SyncSteps::NoteSent(const ManifestEntry& entry, Manifest* recorded) {
+  std::vector<ManifestEntry>& entries = recorded->entries;
+  auto at = std::lower_bound(
+      entries.begin(), entries.end(), entry.path,
+      [](const ManifestEntry& e, const std::string& path) { return e.path < path; });
+  if (at != entries.end() && at->path == entry.path) {
+    *at = entry;
+  } else {
+    entries.insert(at, entry);
+  }
 }
 
 StepOutcome SyncSteps::ReadyToFetch(const NodeSpec& node, const ManifestEntry* agent) {

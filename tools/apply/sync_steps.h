@@ -68,6 +68,8 @@ class SyncSteps {
                            const RelayLink& link) const;
   // Sends a changed agent to the node and the job's key, before it fetches.
   StepOutcome ReadyToFetch(const NodeSpec& node, const ManifestEntry* agent);
+  // Marks `entry` as on the node in its recorded manifest.
+  static void NoteSent(const ManifestEntry& entry, Manifest* recorded);
   // What a fetch that succeeded did: the step's detail and the traffic.
   void Fetched(const NodeSpec& node, const NodeSpec& parent, uint64_t bytes, uint64_t uplink,
                const std::string& output, StepOutcome* outcome) ABSL_LOCKS_EXCLUDED(mu_);

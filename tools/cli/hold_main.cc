@@ -45,8 +45,8 @@ int HoldMain(const CommandLine& line) {
   options.folder = *folder;
   options.open = [spec](const std::string& name, const TransportOptions& transport)
       -> absl::StatusOr<std::unique_ptr<Connection>> {
-    for (const NodeSpec& node : spec->nodes) {
-      if (node.name == name) return ConnectNode(*spec, node, transport);
+    if (const NodeSpec* node = spec->FindNode(name); node != nullptr) {
+      return ConnectNode(*spec, *node, transport);
     }
     return absl::NotFoundError(absl::StrCat("no node named '", name, "'"));
   };

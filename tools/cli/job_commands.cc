@@ -129,19 +129,25 @@ std::string ExitText(const std::map<int, int>& statuses) {
 // `logs --json`: one object per line, {"node", "rank", "line"}, from the
 // agent's "[node/rank] text" (rank null for a line of the agent itself).
 std::string LogLineJson(const NodeSpec& node, absl::string_view line) {
-  nlohmann::json out = {{"node", node.name}, {"rank", nullptr}, {"line", std::string(line)}};
-  std::string prefix = absl::StrCat("[", node.name, "/");
-  size_t close = line.find("] ");
-  int rank;
-  if (absl::StartsWith(line, prefix) && close != absl::string_view::npos &&
-      absl::SimpleAtoi(line.substr(prefix.size(), close - prefix.size()), &rank)) {
-    out["rank"] = rank;
-    out["line"] = std::string(line.substr(close + 2));
-  }
+  LogLine split = SplitLogLine(node.name, line);
+  nlohmann::json out = {{"node", node.name},
+                        {"rank", split.rank.has_value() ? nlohmann::json(*split.rank) : nullptr},
+                        {"line", std::string(split.text)}};
   return out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 }  // namespace
+
+LogLine SplitLogLine(absl::string_view node, absl::string_view line) {
+  std::string prefix = absl::StrCat("[", node, "/");
+  size_t close = line.find("] ");
+  int rank;
+  if (absl::StartsWith(line, prefix) && close != absl::string_view::npos &&
+      absl::SimpleAtoi(line.substr(prefix.size(), close - prefix.size()), &rank)) {
+    return {rank, line.substr(close + 2)};
+  }
+  return {std::nullopt, line};
+}
 
 int RunStatusCommand(const JobTarget& target) {
   absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
@@ -297,55 +303,64 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   return code;
 }
 
+StopOutcome StopJob(const OpenedTarget& opened, absl::Duration lock_timeout) {
+  const ClusterSpec& spec = opened.spec;
+  StopOutcome outcome;
+  // Not while an apply writes the records and starts the job.
+  absl::StatusOr<std::unique_ptr<HeldSpecLock>> lock =
+      LockSpec(spec, opened.connections.open, lock_timeout);
+  if (!lock.ok()) {
+    outcome.status = lock.status();
+    outcome.locked = true;
+    return outcome;
+  }
+  for (const auto& [node, why] : opened.connections.not_there) {
+    outcome.said[node] = absl::StrCat("nothing running (", why, ")");  // not there: runs nothing
+  }
+  absl::Mutex said_mu;
+  outcome.status = JobControl(spec, opened.connections.open)
+                       .Stop([&](const NodeSpec& node, absl::string_view line) {
+                         absl::MutexLock hold(&said_mu);
+                         std::string& said = outcome.said[node.name];
+                         absl::StrAppend(&said, said.empty() ? "" : "; ", line);
+                       });
+  // What holds the nodes goes with the job (a Slurm allocation is cancelled).
+  if (outcome.status.ok()) outcome.status = ReleaseSpec(spec);
+  return outcome;
+}
+
+nlohmann::json StopJson(const ClusterSpec& spec, const StopOutcome& outcome) {
+  nlohmann::json out = {{"stopped", outcome.status.ok()}, {"nodes", nlohmann::json::array()}};
+  if (!outcome.locked) {
+    for (const NodeSpec& node : spec.nodes) {
+      auto said = outcome.said.find(node.name);
+      out["nodes"].push_back(
+          {{"node", node.name}, {"said", said == outcome.said.end() ? "" : said->second}});
+    }
+  }
+  if (!outcome.status.ok()) out["error"] = std::string(outcome.status.message());
+  return out;
+}
+
 int RunStopCommand(const JobTarget& target) {
   absl::StatusOr<std::unique_ptr<OpenedTarget>> opened = OpenTarget(target);
   if (!opened.ok()) return FailWith("stop", opened.status());
   const ClusterSpec& spec = (*opened)->spec;
-  // Not while an apply writes the records and starts the job.
-  absl::StatusOr<std::unique_ptr<HeldSpecLock>> lock =
-      LockSpec(spec, (*opened)->connections.open, target.lock_timeout);
-  if (!lock.ok() && target.json) {
-    nlohmann::json out = {{"stopped", false},
-                          {"nodes", nlohmann::json::array()},
-                          {"error", std::string(lock.status().message())}};
-    std::printf("%s\n", out.dump(2).c_str());
-    return LockExitCode(lock.status());
-  }
-  if (!lock.ok()) return Fail("stop", lock.status().message(), LockExitCode(lock.status()));
-  // What each node said, in spec order.
-  std::map<std::string, std::string> said;
-  for (const auto& [node, why] : (*opened)->connections.not_there) {
-    said[node] = absl::StrCat("nothing running (", why, ")");  // not there: runs nothing
-  }
-  absl::Mutex out_mu;
-  absl::Status stopped = JobControl(spec, (*opened)->connections.open)
-                             .Stop([&](const NodeSpec& node, absl::string_view line) {
-                               absl::MutexLock lock(&out_mu);
-                               absl::StrAppend(&said[node.name], said[node.name].empty() ? "" : "; ",
-                                               line);
-                             });
-  size_t present = (*opened)->connections.open.size();
+  StopOutcome outcome = StopJob(**opened, target.lock_timeout);
+  int failed = outcome.locked ? LockExitCode(outcome.status) : kExitApplyFailed;
   if (target.json) {
-    nlohmann::json out = {{"stopped", stopped.ok()}, {"nodes", nlohmann::json::array()}};
-    for (const NodeSpec& node : spec.nodes) {
-      out["nodes"].push_back({{"node", node.name}, {"said", said[node.name]}});
-    }
-    if (stopped.ok()) stopped = ReleaseSpec(spec);
-    out["stopped"] = stopped.ok();
-    if (!stopped.ok()) out["error"] = std::string(stopped.message());
-    std::printf("%s\n", out.dump(2).c_str());
-    return stopped.ok() ? 0 : kExitApplyFailed;
+    std::printf("%s\n", StopJson(spec, outcome).dump(2).c_str());
+    return outcome.status.ok() ? 0 : failed;
   }
   for (const NodeSpec& node : spec.nodes) {
-    if (!said[node.name].empty()) std::printf("[%s] %s\n", node.name.c_str(), said[node.name].c_str());
+    auto said = outcome.said.find(node.name);
+    if (said != outcome.said.end() && !said->second.empty()) {
+      std::printf("[%s] %s\n", node.name.c_str(), said->second.c_str());
+    }
   }
-  if (!stopped.ok()) return Fail("stop", stopped.message(), kExitApplyFailed);
-  // What holds the nodes goes with the job (a Slurm allocation is cancelled).
-  if (absl::Status released = ReleaseSpec(spec); !released.ok()) {
-    return Fail("stop", released.message(), kExitApplyFailed);
-  }
+  if (!outcome.status.ok()) return Fail("stop", outcome.status.message(), failed);
   std::printf("stop complete: no process of the job is left on any of the %zu nodes\n",
-              present);
+              (*opened)->connections.open.size());
   return 0;
 }
 

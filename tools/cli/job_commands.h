@@ -5,9 +5,15 @@
 // acted on through the spec's transports. The state is on the nodes
 // (job.json, rank logs); nothing runs on this machine between calls.
 
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "nlohmann/json.hpp"
 #include "tools/cli/spec_target.h"
 
 namespace fleetplan {
@@ -39,6 +45,33 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options);
 // Stops the job on every node; exit 0 once no process of it is left
 // anywhere, 1 naming the node where that could not be done.
 int RunStopCommand(const JobTarget& target);
+
+// What stopping the job did (StopJob).
+struct StopOutcome {
+  // OK once no process of the job is left and what held the nodes is
+  // released; the spec's lock's error (LockExitCode) when it could not be
+  // taken, the first node that failed otherwise.
+  absl::Status status;
+  bool locked = false;                     // the lock could not be taken
+  std::map<std::string, std::string> said;  // node → what its agent said
+};
+
+// What `stop` does, on `opened`'s connections: takes the spec's lock
+// (waiting up to `lock_timeout`), stops the job on every node at once and
+// releases what holds the nodes (a Slurm allocation is cancelled).
+StopOutcome StopJob(const OpenedTarget& opened, absl::Duration lock_timeout);
+
+// `stop --json`'s object: {"stopped", "nodes": [{"node", "said"}], "error"}.
+nlohmann::json StopJson(const ClusterSpec& spec, const StopOutcome& outcome);
+
+// A line of `logs` as the agent prints it, "[node/rank] text": the rank and
+// the text; rank nullopt (text the whole line) for a line of the agent
+// itself.
+struct LogLine {
+  std::optional<int> rank;
+  absl::string_view text;
+};
+LogLine SplitLogLine(absl::string_view node, absl::string_view line);
 
 }  // namespace fleetplan
 

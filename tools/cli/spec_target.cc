@@ -42,10 +42,7 @@ absl::StatusOr<std::vector<const NodeSpec*>> SelectNodes(const ClusterSpec& spec
                                                          const std::vector<std::string>& names) {
   std::vector<const NodeSpec*> nodes;
   for (const std::string& name : names) {
-    const NodeSpec* found = nullptr;
-    for (const NodeSpec& node : spec.nodes) {
-      if (node.name == name) found = &node;
-    }
+    const NodeSpec* found = spec.FindNode(name);
     if (found == nullptr) {
       std::vector<std::string> all;
       for (const NodeSpec& node : spec.nodes) all.push_back(node.name);

@@ -18,6 +18,8 @@ int LogsMain(const CommandLine& line);
 int StopMain(const CommandLine& line);
 int ExecMain(const CommandLine& line);
 int StacksMain(const CommandLine& line);
+int TopMain(const CommandLine& line);
+int DashboardMain(const CommandLine& line);
 int DisconnectMain(const CommandLine& line);
 // The connection holder (tools/hold), started by the commands.
 int HoldMain(const CommandLine& line);

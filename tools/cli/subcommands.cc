@@ -139,6 +139,8 @@ const std::vector<Subcommand>& Subcommands() {
       {"logs", "the ranks' output, prefixed [node/rank]", LogsMain},
       {"stacks", "where every rank of the running job stands, grouped; the job runs on",
        StacksMain},
+      {"top", "every node's CPU, memory and GPUs and every rank's steps, live", TopMain},
+      {"dashboard", "the job in a browser: nodes, ranks, curves, logs, stop", DashboardMain},
       {"stop", "stop the spec's job on every node", StopMain},
       {"exec", "run a command on every node, in its environment and workdir", ExecMain},
       {"disconnect", "close the connections kept open to the spec's nodes", DisconnectMain},

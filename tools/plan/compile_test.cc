@@ -320,6 +320,20 @@ TEST(CompilePlanTest, AHangTimeoutReachesEveryAgent) {
   }
 }
 
+TEST(CompilePlanTest, AProgressPatternReachesEveryAgentQuoted) {
+  ClusterSpec spec = TwoByTwoSpec();
+  spec.job.progress = "step (\\d+) of '";
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  for (const Step& step : PhaseOf(plan, PhaseKind::kLaunch).steps) {
+    EXPECT_THAT(step.command, HasSubstr(" '--progress=step (\\d+) of '\\''' -- "));
+  }
+  FP_ASSERT_OK_AND_ASSIGN(Plan unset, CompilePlan(TwoByTwoSpec(), {}));
+  EXPECT_NE(unset.hash, plan.hash);
+  for (const Step& step : PhaseOf(unset, PhaseKind::kLaunch).steps) {
+    EXPECT_THAT(step.command, Not(HasSubstr("--progress")));
+  }
+}
+
 TEST(CompilePlanTest, TheSupervisorPortMustDifferFromTheMasterPort) {
   ClusterSpec spec = TwoByTwoSpec();
   spec.job.supervisor_port = spec.network.master_port;

@@ -142,6 +142,7 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   launch.hang_timeout = job.hang_timeout.value_or(absl::ZeroDuration());
   launch.launcher = job.launcher.launcher;
   launch.local_rank_arg = job.launcher.local_rank_arg;
+  launch.progress = job.progress;
   launch.program = {ProgramPath(job, node)};
   launch.program.insert(launch.program.end(), job.args.begin(), job.args.end());
   // The state folder is the job's user's alone (one an earlier version
@@ -173,6 +174,13 @@ std::string StacksCommand(const NodeSpec& node) {
   stacks.log_dir = NodeLogDir(node);
   stacks.node = node.name;
   return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), stacks));
+}
+
+std::string TopCommand(const NodeSpec& node) {
+  AgentTop top;
+  top.log_dir = NodeLogDir(node);
+  top.node = node.name;
+  return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), top));
 }
 
 std::string EnsureKeyCommand() {

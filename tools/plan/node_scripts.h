@@ -99,6 +99,10 @@ std::string StopCommand(const NodeSpec& node);
 // message (fleetplan-agent stacks).
 std::string StacksCommand(const NodeSpec& node);
 
+// Prints the node's CPU, memory and GPUs and its ranks' figures, as one
+// TopReport line (fleetplan-agent top, tools/protocol/top_report.h).
+std::string TopCommand(const NodeSpec& node);
+
 // Creates ~/.ssh/id_ed25519 when missing and prints its public key.
 std::string EnsureKeyCommand();
 

@@ -112,6 +112,7 @@ std::string SpecDigest(const ClusterSpec& spec) {
   }
   w.Str("job.launcher", LauncherName(spec.job.launcher.launcher));
   w.Str("job.local_rank_arg", spec.job.launcher.local_rank_arg);
+  if (!spec.job.progress.empty()) w.Str("job.progress", spec.job.progress);
   w.Int("transport_settings", static_cast<int>(spec.transport_settings.size()));
   for (const auto& [name, settings] : spec.transport_settings) {
     WriteSettings(w, name, *settings);

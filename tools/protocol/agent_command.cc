@@ -109,6 +109,9 @@ void AgentLaunch::Bind(OptionList& options) {
       });
   options.Text("local-rank-arg", "NAME", &local_rank_arg,
                "distributed-launch, deepspeed: the local-rank argument's name.");
+  options.Text("progress", "REGEX", &progress,
+               "A regular expression (RE2) whose first group is a rank's step in a line of its "
+               "output, beside the trainer's metric lines; what `top` shows.");
   options.Text("run-id", "ID",
                &run_id, "The run's id, the same on every node (default: $FLEETPLAN_RUN_ID, "
                "else made by the coordinator).");
@@ -157,6 +160,13 @@ void AgentStacks::Bind(OptionList& options) {
 }
 
 absl::Status AgentStacks::Check() const { return Required(!log_dir.empty(), "log-dir"); }
+
+void AgentTop::Bind(OptionList& options) {
+  options.Text("log-dir", "DIR", &log_dir, "The job's log directory on this node.");
+  options.Text("node", "NAME", &node, "This node's name.");
+}
+
+absl::Status AgentTop::Check() const { return Required(!log_dir.empty(), "log-dir"); }
 
 void AgentPreflight::Bind(OptionList& options) {
   options.Custom(

@@ -13,7 +13,7 @@
 // it differently; agents from before the subcommands (protocol 1, flags
 // such as `--logs`) refuse it as an unknown flag. The agent on a node is
 // the one the node's last sync shipped, so until an apply syncs it, a
-// newer fleetplan's `logs`, `stop` and `stacks` on a node are refused
+// newer fleetplan's `logs`, `stop`, `stacks` and `top` on a node are refused
 // rather than misread (an agent of protocol 1 would have taken `logs` for
 // a program to run), and its apply session falls back to commands.
 
@@ -53,6 +53,7 @@ struct AgentLaunch {
   absl::Duration hang_timeout = absl::ZeroDuration();
   Launcher launcher = Launcher::kTorchrun;
   std::string local_rank_arg;
+  std::string progress;  // the spec's [job] progress: RE2 whose first group is a rank's step
   std::string run_id;  // empty: $FLEETPLAN_RUN_ID, else made by the coordinator
   absl::Duration grace_period = absl::Seconds(10);
   bool watch_stdin = true;
@@ -94,6 +95,19 @@ struct AgentStacks {
   static constexpr char kSummary[] =
       "Print where each running rank of this node stands (gdb py-bt and eu-stack attach for a "
       "moment; the job runs on) as one `stacks` message of JSON.";
+  std::string log_dir;
+  std::string node;
+  void Bind(OptionList& options);
+  absl::Status Check() const;  // log_dir is required
+};
+
+// Prints this node's CPU, memory and GPUs and its ranks' figures as one
+// TopReport line (top_report.h).
+struct AgentTop {
+  static constexpr char kName[] = "top";
+  static constexpr char kSummary[] =
+      "Print this node's CPU, memory and GPUs and its ranks' CPU, memory, output age and steps "
+      "as one line of JSON (tools/protocol/top_report.h).";
   std::string log_dir;
   std::string node;
   void Bind(OptionList& options);
@@ -237,7 +251,7 @@ struct AgentSlurmAwait {
 
 // Every subcommand, in the order the usage lists them.
 using AgentCommand =
-    std::variant<AgentLaunch, AgentLogs, AgentStop, AgentStacks, AgentPreflight,
+    std::variant<AgentLaunch, AgentLogs, AgentStop, AgentStacks, AgentTop, AgentPreflight,
                  AgentProbeListen, AgentProbeConnect, AgentProbeIfname, AgentVerifyTree,
                  AgentSession, AgentRelayServe, AgentRelayFetch, AgentSlurmRequest,
                  AgentSlurmAwait>;

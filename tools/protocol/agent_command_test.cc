@@ -40,6 +40,7 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
   launch.hang_timeout = absl::Minutes(10);
   launch.launcher = Launcher::kDistributedLaunch;
   launch.local_rank_arg = "--local_rank";
+  launch.progress = "step (\\d+) of";
   launch.run_id = "r1";
   launch.grace_period = absl::Seconds(3);
   launch.watch_stdin = false;
@@ -51,6 +52,7 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
   EXPECT_EQ(back.hang_timeout, absl::Minutes(10));
   EXPECT_EQ(back.launcher, Launcher::kDistributedLaunch);
   EXPECT_FALSE(back.watch_stdin);
+  EXPECT_EQ(back.progress, launch.progress);
   EXPECT_EQ(back.program, launch.program);
   EXPECT_THAT(AgentArgs(launch),
               ElementsAre("launch", "--protocol=2", "--node=head", "--first-rank=2", "--nproc=2",
@@ -58,7 +60,8 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
                           "--detach", "--nodes=worker,head", "--supervisor-port=29501",
                           "--heartbeat-timeout=5s", "--hang-timeout=10m",
                           "--launcher=distributed-launch", "--local-rank-arg=--local_rank",
-                          "--run-id=r1", "--grace-period=3s", "--watch-stdin=false", "--",
+                          "--progress=step (\\d+) of", "--run-id=r1", "--grace-period=3s",
+                          "--watch-stdin=false", "--",
                           "/bin/prog", "--lr=0.1", "--", "it's"));
 }
 
@@ -95,6 +98,13 @@ TEST(AgentCommandTest, LogsStopStacksRoundTrip) {
   stacks.log_dir = "/l";
   stacks.node = "n";
   EXPECT_EQ(RoundTrip(stacks).node, "n");
+
+  AgentTop top;
+  top.log_dir = "/l";
+  top.node = "n";
+  EXPECT_THAT(AgentArgs(top), ElementsAre("top", "--protocol=2", "--log-dir=/l", "--node=n"));
+  EXPECT_EQ(RoundTrip(top).node, "n");
+  EXPECT_FALSE(ParseAgentCommand({"top", "--protocol=2", "--node=n"}).ok());
 }
 
 TEST(AgentCommandTest, PreflightRoundTrips) {

@@ -107,6 +107,51 @@ absl::Status JsonFields::Get(const char* key, std::optional<int>* out) const {
   return absl::OkStatus();
 }
 
+absl::Status JsonFields::Get(const char* key, std::optional<int64_t>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (value->is_null()) {
+    out->reset();
+    return absl::OkStatus();
+  }
+  if (value->is_number_unsigned() &&
+      value->get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    *out = static_cast<int64_t>(value->get<uint64_t>());
+  } else if (value->is_number_integer() && !value->is_number_unsigned()) {
+    *out = value->get<int64_t>();
+  } else {
+    return Invalid(key, "is not a 64-bit integer or null");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, std::optional<uint64_t>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (value->is_null()) {
+    out->reset();
+    return absl::OkStatus();
+  }
+  if (!value->is_number_unsigned()) return Invalid(key, "is not a count or null");
+  *out = value->get<uint64_t>();
+  return absl::OkStatus();
+}
+
+absl::Status JsonFields::Get(const char* key, std::optional<double>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (value->is_null()) {
+    out->reset();
+    return absl::OkStatus();
+  }
+  // nlohmann writes NaN and infinity as null, so neither arrives here.
+  if (!value->is_number() || value->get<double>() < 0) {
+    return Invalid(key, "is not a number >= 0 or null");
+  }
+  *out = value->get<double>();
+  return absl::OkStatus();
+}
+
 absl::Status JsonFields::Get(const char* key, absl::Time* out) const {
   const nlohmann::json* value;
   FP_RETURN_IF_ERROR(Find(key, &value));

@@ -42,6 +42,11 @@ class JsonFields {
   absl::Status Get(const char* key, std::vector<int>* out) const;
   // null: nullopt.
   absl::Status Get(const char* key, std::optional<int>* out) const;
+  absl::Status Get(const char* key, std::optional<int64_t>* out) const;
+  // A count (an integer >= 0) or null.
+  absl::Status Get(const char* key, std::optional<uint64_t>* out) const;
+  // A finite number >= 0, or null.
+  absl::Status Get(const char* key, std::optional<double>* out) const;
   // An RFC 3339 time; null: InfinitePast.
   absl::Status Get(const char* key, absl::Time* out) const;
   // A number of seconds.

@@ -2,7 +2,9 @@
 
 #include <cstdint>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "nlohmann/json.hpp"
@@ -80,6 +82,25 @@ std::optional<std::string> Describe(const nlohmann::json& event) {
   return std::nullopt;
 }
 
+// `json[key]` when it is an integer that fits int64_t.
+std::optional<int64_t> IntegerField(const nlohmann::json& json, const char* key) {
+  auto field = json.find(key);
+  if (field == json.end() || !field->is_number_integer()) return std::nullopt;
+  if (field->is_number_unsigned()) {
+    uint64_t value = field->get<uint64_t>();
+    if (value > static_cast<uint64_t>(INT64_MAX)) return std::nullopt;
+    return static_cast<int64_t>(value);
+  }
+  return field->get<int64_t>();
+}
+
+// `json[key]` when it is a number.
+std::optional<double> NumberField(const nlohmann::json& json, const char* key) {
+  auto field = json.find(key);
+  if (field == json.end() || !field->is_number()) return std::nullopt;
+  return field->get<double>();
+}
+
 }  // namespace
 
 std::optional<std::string> HumanMetricLine(absl::string_view line) {
@@ -103,6 +124,30 @@ std::optional<std::string> HumanMetricLine(absl::string_view line) {
   } catch (const nlohmann::json::exception&) {
     return std::nullopt;  // a field of another type: not the trainer's
   }
+}
+
+std::optional<int64_t> MetricLineStep(absl::string_view line) {
+  // Most lines are not JSON: they are passed by before any parsing.
+  if (!absl::StrContains(line, "\"step\"")) return std::nullopt;
+  std::optional<MetricEvent> event = ParseMetricEvent(line);
+  if (!event.has_value()) return std::nullopt;
+  return event->step;
+}
+
+std::optional<MetricEvent> ParseMetricEvent(absl::string_view line) {
+  line = absl::StripTrailingAsciiWhitespace(line);
+  if (line.empty() || line.front() != '{' || line.back() != '}') return std::nullopt;
+  nlohmann::json json = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object() || !json.contains("event") || !json["event"].is_string()) {
+    return std::nullopt;
+  }
+  MetricEvent event;
+  event.event = json["event"].get<std::string>();
+  event.step = IntegerField(json, "step");
+  event.epoch = IntegerField(json, "epoch");
+  event.loss = NumberField(json, "loss");
+  event.samples_per_sec = NumberField(json, "samples_per_sec");
+  return event;
 }
 
 }  // namespace fleetplan

@@ -6,6 +6,7 @@
 // reads them on a terminal. Machines (`--json`, pipes, files) keep the raw
 // lines.
 
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -21,6 +22,26 @@ namespace fleetplan {
 //   [a/0] test accuracy 0.888 after 2 epochs, 41s
 // nullopt for any other line (print it as it is).
 std::optional<std::string> HumanMetricLine(absl::string_view line);
+
+// The step of a rank's line (as the rank wrote it, no prefix) when it is a
+// metric event of the trainer that carries one (`"step":300`: the step
+// counted from the run's start, not within its epoch); nullopt for any
+// other line.
+std::optional<int64_t> MetricLineStep(absl::string_view line);
+
+// The figures of one metric event of the trainer, as a dashboard plots
+// them: each present only when the event carries it as a number.
+struct MetricEvent {
+  std::string event;  // "step", "epoch", "done", ...
+  std::optional<int64_t> step;
+  std::optional<int64_t> epoch;
+  std::optional<double> loss;
+  std::optional<double> samples_per_sec;
+};
+
+// The event of a rank's line (as the rank wrote it, no prefix) when it is
+// one of the trainer's metric events; nullopt for any other line.
+std::optional<MetricEvent> ParseMetricEvent(absl::string_view line);
 
 }  // namespace fleetplan
 

@@ -37,5 +37,35 @@ TEST(MetricLineTest, OtherLinesAreLeftAsTheyAre) {
   EXPECT_EQ(HumanMetricLine(R"({"no":"event"})"), std::nullopt);
 }
 
+TEST(MetricLineTest, TheStepOfAMetricEvent) {
+  EXPECT_THAT(MetricLineStep(R"({"epoch":1,"epochs":2,"event":"step","loss":0.3,"step":500,)"
+                             R"("steps_per_epoch":469})"),
+              Optional(int64_t{500}));
+  EXPECT_THAT(MetricLineStep(R"({"event":"epoch","step":938})" "\n"), Optional(int64_t{938}));
+  EXPECT_EQ(MetricLineStep("step 500"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","step":"500"})"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"step":500})"), std::nullopt);  // no event: not the trainer's
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","step":5)"), std::nullopt);
+  EXPECT_EQ(MetricLineStep(R"({"event":"step","loss":0.3})"), std::nullopt);
+}
+
+TEST(MetricLineTest, TheFiguresOfAMetricEvent) {
+  std::optional<MetricEvent> event = ParseMetricEvent(
+      R"({"epoch":1,"event":"step","loss":0.25,"samples_per_sec":5450.5,"step":500})");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->event, "step");
+  EXPECT_THAT(event->step, Optional(int64_t{500}));
+  EXPECT_THAT(event->epoch, Optional(int64_t{1}));
+  EXPECT_THAT(event->loss, Optional(0.25));
+  EXPECT_THAT(event->samples_per_sec, Optional(5450.5));
+  // A figure of another type is absent, not 0.
+  event = ParseMetricEvent(R"({"event":"epoch","loss":"high","step":9})");
+  ASSERT_TRUE(event.has_value());
+  EXPECT_EQ(event->loss, std::nullopt);
+  EXPECT_EQ(event->samples_per_sec, std::nullopt);
+  EXPECT_EQ(ParseMetricEvent(R"({"loss":0.3})"), std::nullopt);
+  EXPECT_EQ(ParseMetricEvent("loss 0.3"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace fleetplan

@@ -28,6 +28,13 @@ const NodeSpec& ClusterSpec::chief() const {
   return nodes.front();
 }
 
+const NodeSpec* ClusterSpec::FindNode(absl::string_view name) const {
+  for (const NodeSpec& node : nodes) {
+    if (node.name == name) return &node;
+  }
+  return nullptr;
+}
+
 const TransportSettings* ClusterSpec::Settings(absl::string_view name) const {
   auto it = transport_settings.find(name);
   return it == transport_settings.end() ? nullptr : it->second.get();

@@ -128,6 +128,10 @@ struct JobSpec {
   // (tools/protocol/launcher_contract.h); local_rank_arg empty: the
   // launcher's own spelling.
   LauncherConfig launcher;
+  // A regular expression (RE2) whose first capturing group is a rank's
+  // step in a line of its output (tools/protocol/step_pattern.h), for
+  // `top`; empty: only the trainer's metric lines report steps.
+  std::string progress;
 
   // True when `program` is a Bazel label, built and synced by apply; the
   // parser has checked that such a label is well formed.
@@ -167,6 +171,8 @@ struct ClusterSpec {
 
   // The chief: the node marked chief, else the only node.
   const NodeSpec& chief() const;
+  // The node named `name`, or nullptr when the spec lists none by that name.
+  const NodeSpec* FindNode(absl::string_view name) const;
   // [job] supervisor_port, else master_port + 1.
   int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
   // The settings read from table `name`, or nullptr when the spec has none.

@@ -24,6 +24,7 @@
 #include "tools/spec/settings_parser.h"
 #include "tools/spec/spec_errors.h"
 #include "tools/spec/toml_reader.h"
+#include "tools/protocol/step_pattern.h"
 #include "tools/spec/validators.h"
 #include "tools/util/did_you_mean.h"
 #include "tools/util/path_policy.h"
@@ -150,6 +151,7 @@ class SpecReader {
                                        const std::string& key);
   void ReadJob(const toml::node& job, ClusterSpec* spec);
   void ReadLauncher(const toml::table& job, JobSpec* spec);
+  void ReadProgress(const toml::table& job, JobSpec* spec);
   void CheckCluster(const toml::table& root, const ClusterSpec& spec);
   void CheckGroups(const ClusterSpec& spec, const NodeSpec& node);
 
@@ -534,7 +536,8 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   job_position_ = PositionOf(job.source());
   reader_.CheckKeys(*table, "job.",
                     {"program", "args", "nproc_per_node", "restarts", "supervisor_port",
-                     "heartbeat_timeout", "hang_timeout", "launcher", "local_rank_arg"});
+                     "heartbeat_timeout", "hang_timeout", "launcher", "local_rank_arg",
+                     "progress"});
   if (const toml::node* node = table->get("program")) {
     if (std::optional<std::string> program = reader_.String(*node, "job.program")) {
       spec->job.program = *program;
@@ -610,6 +613,24 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
     }
   }
   ReadLauncher(*table, &spec->job);
+  ReadProgress(*table, &spec->job);
+}
+
+// `progress`: a regular expression whose first group is a rank's step.
+void SpecReader::ReadProgress(const toml::table& job, JobSpec* spec) {
+  const toml::node* node = job.get("progress");
+  if (node == nullptr) return;
+  std::optional<std::string> regex = reader_.String(*node, "job.progress");
+  if (!regex.has_value()) return;
+  if (regex->empty()) {
+    reader_.Error(*node, "job.progress",
+                  "must not be empty (expected a regular expression such as \"step (\\\\d+)\")");
+  } else if (std::string error = ProgressPatternError(*regex); !error.empty()) {
+    reader_.Error(*node, "job.progress",
+                  absl::StrCat("\"", *regex, "\" is not a progress pattern: ", error));
+  } else {
+    spec->progress = *regex;
+  }
 }
 
 // `-x`, `--local_rank`, `--local-rank`: a name a script's argparse declares.

@@ -567,6 +567,26 @@ TEST(SpecParserTest, HangTimeoutIsOffUnlessSet) {
               ::testing::HasSubstr("job.hang_timeout: expected a string"));
 }
 
+TEST(SpecParserTest, AProgressPatternIsARegularExpressionWithAGroup) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
+  EXPECT_EQ(defaults.job.progress, "");
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec,
+                          ParseSpec(WithJobKeys("progress = \"step (\\\\d+)\""), kPath));
+  EXPECT_EQ(spec.job.progress, "step (\\d+)");
+  EXPECT_EQ(ErrorOf(WithJobKeys("progress = \"step (\\\\d+\"")),
+            "/specs/cluster.toml:21:12: error: job.progress: \"step (\\d+\" is not a progress "
+            "pattern: missing ): step (\\d+\n  progress = \"step (\\\\d+\"\n"
+            "             ^");
+  EXPECT_EQ(ErrorOf(WithJobKeys("progress = 'step \\d+'")),
+            "/specs/cluster.toml:21:12: error: job.progress: \"step \\d+\" is not a progress "
+            "pattern: it has no capturing group around the step (expected e.g. "
+            "\"step (\\\\d+)\")\n  progress = 'step \\d+'\n             ^");
+  EXPECT_THAT(ErrorOf(WithJobKeys("progress = \"\"")),
+              ::testing::HasSubstr("job.progress: must not be empty"));
+  EXPECT_THAT(ErrorOf(WithJobKeys("progress = 3")),
+              ::testing::HasSubstr("job.progress: expected a string"));
+}
+
 TEST(SpecParserTest, LauncherKeys) {
   FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
   EXPECT_EQ(defaults.job.launcher.launcher, Launcher::kTorchrun);
