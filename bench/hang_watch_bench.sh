@@ -46,7 +46,7 @@ run() {
   local dir="$work/$setting.$n"
   mkdir -p "$dir"
   env OMP_NUM_THREADS=1 WORLD_SIZE="$NPROC" MASTER_ADDR=127.0.0.1 MASTER_PORT=$((29700 + n * 2)) \
-    "$agent" --node=bench --nproc="$NPROC" --log-dir="$dir/logs" --watch-stdin=false "$@" \
+    "$agent" launch --protocol=2 --node=bench --nproc="$NPROC" --log-dir="$dir/logs" --watch-stdin=false "$@" \
     -- "$train" --arch=cnn --dataset=fashion-mnist --batch-size=64 --epochs="$EPOCHS" \
     --log-every=1000000 > "$dir/out" 2>&1 < /dev/null ||
     { echo "run $setting $n failed:" >&2; tail -n 20 "$dir/out" >&2; exit 1; }

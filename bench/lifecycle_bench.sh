@@ -89,7 +89,7 @@ for ((r = 1; r <= runs; r++)); do
   times+=("$ms")
   echo "run $r: ${ms} ms"
   # The agents have ended too before the next launch.
-  while pgrep -f 'fleetplan-agent --node=node' >/dev/null; do sleep 0.05; done
+  while pgrep -f 'fleetplan-agent launch .*--node=node' >/dev/null; do sleep 0.05; done
 done
 sorted=$(printf '%s\n' "${times[@]}" | sort -n)
 echo "failure to nothing left, ms: median $(echo "$sorted" | sed -n "$(((runs + 1) / 2))p"), min $(echo "$sorted" | head -1), max $(echo "$sorted" | tail -1) (target: under 3000)"

@@ -56,7 +56,7 @@ def build_deps(root, package):
 
 # Where the house rules hold: no function over 60 lines, no class over 15
 # data members (docs/architecture.md, "House rules").
-HOUSE_RULE_PACKAGES = ["tools/apply"]
+HOUSE_RULE_PACKAGES = ["tools/apply", "tools/agent"]
 MAX_FUNCTION_LINES = 60
 MAX_DATA_MEMBERS = 15
 

@@ -211,9 +211,9 @@ TEST_F(PreflightTest, PortTakenOnTheChief) {
   ASSERT_THAT(RunScript(absl::StrCat("docker cp -L tools/agent/fleetplan-agent ", Node(0),
                                      ":/tmp/squatter")),
               IsOk());
-  ASSERT_THAT(RunScript(absl::StrCat("docker exec -d ", Node(0), " /tmp/squatter --probe-listen=",
-                                     kPort, " --probe-expect=1000 --probe-timeout=300s "
-                                     "--nowatch-stdin")),
+  ASSERT_THAT(RunScript(absl::StrCat("docker exec -d ", Node(0),
+                                     " /tmp/squatter probe-listen --port=", kPort,
+                                     " --expect=1000 --timeout=300s --watch-stdin=false")),
               IsOk());
   std::string listening = absl::StrFormat(":%04X ", kPort);
   absl::Time deadline = absl::Now() + absl::Seconds(20);

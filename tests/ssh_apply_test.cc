@@ -646,7 +646,7 @@ TEST_F(SshApplyTest, ARelayNodeKilledMidSyncFailsNamingItAndTheNextApplyComplete
        absl::SleepFor(absl::Milliseconds(50))) {
     killed = Exec(2, absl::StrCat("test -s ", kWorkdir, "/big.bin.fleetplan-part")).ok() &&
              Exec(1, absl::StrCat("pkill -9 -f '^", kWorkdir,
-                                  "/\\.fleetplan/bin/fleetplan-agent.* --relay-from='"))
+                                  "/\\.fleetplan/bin/fleetplan-agent relay-fetch '"))
                  .ok();
   }
   runner.join();

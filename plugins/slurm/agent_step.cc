@@ -46,7 +46,7 @@ bool Decided(std::optional<absl::Status>* started) { return started->has_value()
 }  // namespace
 
 absl::StatusOr<int> AgentStep::Launch(SlurmConnection& connection, const std::string& host,
-                                      const CommandSpec& command,
+                                      const std::string& agent, const CommandSpec& command,
                                       const OutputCallback& on_output,
                                       const absl::Notification* cancel) {
   const std::string run_id = RunIdOf(command);
@@ -62,19 +62,22 @@ absl::StatusOr<int> AgentStep::Launch(SlurmConnection& connection, const std::st
   absl::Status written = connection.WriteFile(AgentScriptPath(job, run_id, host),
                                               absl::StrCat(StepScript(task), "\n"), 0700);
   std::vector<std::string> hosts;
+  std::map<std::string, std::string> agents;
   {
     absl::MutexLock lock(&mu_);
     if (round_.run_id != run_id) round_ = Round{run_id};
     round_.hosts.push_back(host);
+    round_.agents[host] = agent;
     if (!written.ok() && !round_.failed.has_value()) round_.failed = written;
     if (!written.ok()) return written;
     if (static_cast<int>(round_.hosts.size()) == hosts_ && !round_.failed.has_value()) {
       hosts = round_.hosts;
+      agents = round_.agents;
     }
   }
   if (!hosts.empty()) {
     // The last to come starts the step for everyone.
-    absl::Status started = Start(run_id, hosts);
+    absl::Status started = Start(run_id, hosts, agents);
     absl::MutexLock lock(&mu_);
     round_.started = started;
   }
@@ -99,20 +102,30 @@ absl::StatusOr<int> AgentStep::Launch(SlurmConnection& connection, const std::st
     if (!round_.started->ok()) return *round_.started;
   }
   CommandSpec await;
-  await.command = AwaitAgentReportCommand(job, run_id, host, kReportWait);
+  await.command = AwaitAgentReportCommand(agent, job, run_id, host, kReportWait);
   return connection.Run(await, on_output, cancel);
 }
 
-absl::Status AgentStep::Start(const std::string& run_id, const std::vector<std::string>& hosts) {
+absl::Status AgentStep::Start(const std::string& run_id, const std::vector<std::string>& hosts,
+                              const std::map<std::string, std::string>& agents) {
   const std::string& job = allocation_->job_id;
   std::string script = AgentStepScript(job, hosts, run_id);
   if (!allocation_->owned) return StartDetachedHere(script, run_id);
+  // The holder runs on the allocation's first host; that host's agent
+  // hands it the script.
   const std::string& first = allocation_->hosts.front();
+  auto agent = agents.find(first);
+  if (agent == agents.end()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job, "'s batch script runs on ", first,
+        ", which holds no node of the spec and so no fleetplan-agent (apply --destroy releases "
+        "the allocation, the next apply asks for one of the spec's nodes)"));
+  }
   SlurmConnection holder(job, first, nullptr);
   std::string output;
-  FP_ASSIGN_OR_RETURN(int status,
-                      holder.RunWithStdin(LaunchRequestCommand(job, run_id, kHolderWait), script,
-                                          &output, kHolderWait + absl::Seconds(30)));
+  FP_ASSIGN_OR_RETURN(
+      int status, holder.RunWithStdin(LaunchRequestCommand(agent->second, job, run_id, kHolderWait),
+                                      script, &output, kHolderWait + absl::Seconds(30)));
   if (status != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(first, ": asking job ", job, "'s batch script to start the launch agents ",

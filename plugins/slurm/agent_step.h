@@ -23,6 +23,7 @@
 // each then waits on its host for its agent's report (ranks started, or why
 // not), which is what that node's launch says and exits with.
 
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,25 +45,28 @@ class AgentStep {
   // together (the spec's Slurm nodes, one each).
   AgentStep(const Allocation* allocation, int hosts) : allocation_(allocation), hosts_(hosts) {}
 
-  // One node's launch through `connection` (to `host`): `command` starts
-  // the agent detached (the plan's launch step, FLEETPLAN_RUN_ID in its
-  // environment). Returns the exit status and output of the agent's report;
-  // an error when the step could not be started or `cancel` came first.
+  // One node's launch through `connection` (to `host`, whose node's agent
+  // is at `agent`): `command` starts the agent detached (the plan's launch
+  // step, FLEETPLAN_RUN_ID in its environment). Returns the exit status and
+  // output of the agent's report; an error when the step could not be
+  // started or `cancel` came first.
   absl::StatusOr<int> Launch(SlurmConnection& connection, const std::string& host,
-                             const CommandSpec& command, const OutputCallback& on_output,
-                             const absl::Notification* cancel);
+                             const std::string& agent, const CommandSpec& command,
+                             const OutputCallback& on_output, const absl::Notification* cancel);
 
  private:
   // The launches of one run, as they come.
   struct Round {
     std::string run_id;
     std::vector<std::string> hosts;
+    std::map<std::string, std::string> agents;  // host → its node's agent
     std::optional<absl::Status> failed;   // a node's launch could not join
     std::optional<absl::Status> started;  // the step's start, once tried
   };
   // Starts the step of `round`'s hosts: through the holder, or by a srun of
   // apply's own in an allocation it did not obtain.
-  absl::Status Start(const std::string& run_id, const std::vector<std::string>& hosts);
+  absl::Status Start(const std::string& run_id, const std::vector<std::string>& hosts,
+                     const std::map<std::string, std::string>& agents);
   absl::Status StartDetachedHere(const std::string& script, const std::string& run_id);
 
   const Allocation* allocation_;

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/did_you_mean.h"
 #include "tools/util/shell_quote.h"
 
@@ -91,16 +92,13 @@ done
 )");
 }
 
-std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id,
-                                 absl::Duration wait) {
-  std::string dir = ShellQuote(LaunchDir(job_id));
-  std::string script = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".sh"));
-  return absl::StrCat(
-      "i=0; until [ -p ", dir, "/requests ]; do i=$((i + 1)); if [ $i -gt ",
-      absl::ToInt64Milliseconds(wait) / 100, " ]; then echo \"$(hostname): job ", job_id,
-      " has no fleetplan batch script waiting in ", dir, " after ", absl::FormatDuration(wait),
-      "\" >&2; exit 1; fi; sleep 0.1; done; umask 077; cat >", script, ".tmp && mv -f ",
-      script, ".tmp ", script, " && echo ", ShellQuote(run_id), " >", dir, "/requests");
+std::string LaunchRequestCommand(const std::string& agent, const std::string& job_id,
+                                 const std::string& run_id, absl::Duration wait) {
+  AgentSlurmRequest request;
+  request.dir = LaunchDir(job_id);
+  request.run_id = run_id;
+  request.timeout = wait;
+  return absl::StrCat("exec ", AgentCommandLine(agent, request));
 }
 
 std::string AgentScriptPath(const std::string& job_id, const std::string& run_id,
@@ -132,21 +130,16 @@ std::string AgentStepScript(const std::string& job_id, const std::vector<std::st
                       ".exit\n");
 }
 
-std::string AwaitAgentReportCommand(const std::string& job_id, const std::string& run_id,
-                                    const std::string& host, absl::Duration wait) {
-  std::string report = ShellQuote(AgentReportPath(job_id, run_id, host));
-  std::string ended = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".exit"));
-  std::string log = ShellQuote(absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".log"));
-  const int64_t tenths = absl::ToInt64Milliseconds(wait) / 100;
-  return absl::StrCat(
-      "i=0; until [ -f ", report, " ]; do\n",
-      "  if [ -f ", ended, " ]; then echo \"", host,
-      ": the launch agents' job step ended (srun exit $(cat ", ended,
-      ")) before this node's agent said anything:\"; cat ", log, " 2>/dev/null; exit 1; fi\n",
-      "  i=$((i + 1)); if [ $i -gt ", tenths, " ]; then echo \"", host,
-      ": no word from the launch agent within ", absl::FormatDuration(wait),
-      " of its job step's start (see squeue -s)\"; exit 1; fi\n",
-      "  sleep 0.1\ndone\ntail -n +2 ", report, "\nexit \"$(head -n 1 ", report, ")\"\n");
+std::string AwaitAgentReportCommand(const std::string& agent, const std::string& job_id,
+                                    const std::string& run_id, const std::string& host,
+                                    absl::Duration wait) {
+  AgentSlurmAwait await;
+  await.report = AgentReportPath(job_id, run_id, host);
+  await.step_exit = absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".exit");
+  await.step_log = absl::StrCat(LaunchDir(job_id), "/launch-", run_id, ".log");
+  await.host = host;
+  await.timeout = wait;
+  return absl::StrCat("exec ", AgentCommandLine(agent, await));
 }
 
 std::vector<std::string> EveryNodeArgv(const std::string& job_id,

@@ -42,12 +42,13 @@ std::string HolderScript();
 // node's agent script and report.
 std::string LaunchDir(const std::string& job_id);
 
-// Shell text run on the holder's host with a launch script on stdin: puts
-// it in LaunchDir as launch-<run>.sh and names it to the holder, once the
-// holder is there (Slurm starts a batch script after its node's prolog,
-// which may be a while after the job shows RUNNING): it waits up to `wait`.
-std::string LaunchRequestCommand(const std::string& job_id, const std::string& run_id,
-                                 absl::Duration wait);
+// The command run on the holder's host with a launch script on stdin:
+// that host's `agent` (fleetplan-agent slurm-request) puts it in LaunchDir
+// as launch-<run>.sh and names it to the holder, once the holder is there
+// (Slurm starts a batch script after its node's prolog, which may be a
+// while after the job shows RUNNING): it waits up to `wait`.
+std::string LaunchRequestCommand(const std::string& agent, const std::string& job_id,
+                                 const std::string& run_id, absl::Duration wait);
 
 // The launch script of run `run_id`: one job step over `hosts`, one task
 // each, sharing the allocation with apply's own steps (--overlap); a task
@@ -63,13 +64,15 @@ std::string AgentScriptPath(const std::string& job_id, const std::string& run_id
 std::string AgentReportPath(const std::string& job_id, const std::string& run_id,
                             const std::string& host);
 
-// Shell text run on `host` that waits for its agent's report (the agent
+// The command run on `host` that waits for its agent's report (the agent
 // writes it once its ranks started, or failed to: see
-// FLEETPLAN_LAUNCH_REPORT in tools/agent/agent_main.cc) and prints it,
-// exiting with its status. On the holder's host it also notices a step that
-// ended before reporting (srun refused it). Gives up after `wait`.
-std::string AwaitAgentReportCommand(const std::string& job_id, const std::string& run_id,
-                                    const std::string& host, absl::Duration wait);
+// FLEETPLAN_LAUNCH_REPORT in tools/agent/detached_launch.h) and prints it,
+// exiting with its status: `agent` (fleetplan-agent slurm-await, the
+// host's own). On the holder's host it also notices a step that ended
+// before reporting (srun refused it). Gives up after `wait`.
+std::string AwaitAgentReportCommand(const std::string& agent, const std::string& job_id,
+                                    const std::string& run_id, const std::string& host,
+                                    absl::Duration wait);
 
 // The shell text a job step's task runs for `command`: the node's PATH and
 // HOME (under --export=NONE a task holds only SLURM_*), `env` exported,

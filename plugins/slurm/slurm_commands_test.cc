@@ -2,6 +2,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -39,12 +40,11 @@ TEST(SlurmCommandsTest, TheHolderRunsTheLaunchScriptsItIsToldOf) {
   EXPECT_THAT(holder, HasSubstr("mkfifo \"$d/requests\""));
   EXPECT_THAT(holder, HasSubstr("*[!A-Za-z0-9._-]*) continue"));
   EXPECT_THAT(holder, HasSubstr("/bin/sh \"$d/launch-$run.sh\" </dev/null"));
-  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)), HasSubstr("if [ $i -gt 20 ]"));
-  EXPECT_THAT(LaunchRequestCommand("42", "r1", absl::Seconds(2)),
-              HasSubstr("cat >/tmp/fleetplan-slurm-42/launch-r1.sh.tmp && mv -f "
-                        "/tmp/fleetplan-slurm-42/launch-r1.sh.tmp "
-                        "/tmp/fleetplan-slurm-42/launch-r1.sh && echo r1 "
-                        ">/tmp/fleetplan-slurm-42/requests"));
+  // The first host's agent hands the script over.
+  EXPECT_EQ(LaunchRequestCommand("/w/.fleetplan/bin/fleetplan-agent", "42", "r1",
+                                 absl::Seconds(2)),
+            "exec /w/.fleetplan/bin/fleetplan-agent slurm-request --protocol=2 "
+            "--dir=/tmp/fleetplan-slurm-42 --run=r1 --timeout=2s");
 }
 
 // One task per host in one step that a failing task ends everywhere; each
@@ -58,11 +58,15 @@ TEST(SlurmCommandsTest, TheAgentsStepIsOneTaskPerHostKilledOnABadExit) {
               HasSubstr("'exec /bin/sh /tmp/fleetplan-slurm-42/agent-r1-\"$SLURMD_NODENAME\".sh'"));
   EXPECT_THAT(script, HasSubstr("echo $? >/tmp/fleetplan-slurm-42/launch-r1.exit"));
   EXPECT_EQ(AgentScriptPath("42", "r1", "n-1"), "/tmp/fleetplan-slurm-42/agent-r1-n-1.sh");
-  std::string await = AwaitAgentReportCommand("42", "r1", "n-1", absl::Seconds(3));
-  EXPECT_THAT(await, HasSubstr("until [ -f /tmp/fleetplan-slurm-42/agent-r1-n-1.report ]"));
-  EXPECT_THAT(await, HasSubstr("if [ $i -gt 30 ]"));
-  EXPECT_THAT(await,
-              HasSubstr("exit \"$(head -n 1 /tmp/fleetplan-slurm-42/agent-r1-n-1.report)\""));
+  absl::StatusOr<AgentCommand> await = ParseAgentCommandLine(
+      AwaitAgentReportCommand("/w/agent/fleetplan-agent", "42", "r1", "n-1", absl::Seconds(3)));
+  ASSERT_THAT(await, IsOk());
+  const AgentSlurmAwait& waits = std::get<AgentSlurmAwait>(*await);
+  EXPECT_EQ(waits.report, "/tmp/fleetplan-slurm-42/agent-r1-n-1.report");
+  EXPECT_EQ(waits.step_exit, "/tmp/fleetplan-slurm-42/launch-r1.exit");
+  EXPECT_EQ(waits.step_log, "/tmp/fleetplan-slurm-42/launch-r1.log");
+  EXPECT_EQ(waits.host, "n-1");
+  EXPECT_EQ(waits.timeout, absl::Seconds(3));
 }
 
 TEST(SlurmCommandsTest, AStepRunsOneTaskOnItsHostInTheNodesEnvironment) {

@@ -39,7 +39,7 @@ absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
     if (agents_ == nullptr) {
       return absl::InternalError(absl::StrCat(host_, ": this connection cannot launch agents"));
     }
-    return agents_->Launch(*this, host_, command, on_output, cancel);
+    return agents_->Launch(*this, host_, agent_, command, on_output, cancel);
   }
   CommandSpec srun;
   srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, command)));

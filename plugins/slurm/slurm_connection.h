@@ -29,11 +29,12 @@ class SlurmConnection : public Connection {
   // `snapshot`: the node's state folder as read already (state_snapshot.h).
   // `agents` (may be null: launches are refused) starts the launch agents
   // together; it must outlive the connection.
+  // `agent`: the node's fleetplan-agent, for its launch's waits.
   SlurmConnection(std::string job_id, std::string host, SharedWorkdir* shared,
                   std::optional<StateSnapshot> snapshot = std::nullopt,
-                  AgentStep* agents = nullptr)
+                  AgentStep* agents = nullptr, std::string agent = "")
       : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared),
-        agents_(agents), snapshot_(std::move(snapshot)) {}
+        agents_(agents), agent_(std::move(agent)), snapshot_(std::move(snapshot)) {}
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;
@@ -73,6 +74,7 @@ class SlurmConnection : public Connection {
   std::string host_;
   SharedWorkdir* shared_;
   AgentStep* agents_;
+  std::string agent_;
   LocalConnection local_;
   // Dropped by anything that may change the node's files.
   std::optional<StateSnapshot> snapshot_;

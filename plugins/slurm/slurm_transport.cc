@@ -198,7 +198,7 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
   }
   return std::make_unique<SlurmConnection>(allocation.job_id, node.address,
                                            (*known)->shared.get(), std::move(snapshot),
-                                           (*known)->agents.get());
+                                           (*known)->agents.get(), AgentPath(node));
 }
 
 absl::Status SlurmTransport::Release(const ClusterSpec& spec) {

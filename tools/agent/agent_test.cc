@@ -1,4 +1,5 @@
-// Runs the fleetplan-agent binary the way apply starts it.
+// Runs the fleetplan-agent binary the way apply starts it: its subcommands
+// as tools/protocol/agent_command.h writes them.
 
 #include <signal.h>
 #include <unistd.h>
@@ -79,8 +80,10 @@ class AgentTest : public ::testing::Test {
     return agent.exit_status().value_or(-1);
   }
 
+  // A launch of this node's two ranks; the caller adds options and the
+  // program.
   std::vector<std::string> Flags() {
-    return {"--node=n2", "--first-rank=2", "--nproc=2", "--restarts=0",
+    return {"launch", "--node=n2", "--first-rank=2", "--nproc=2", "--restarts=0",
             "--log-dir=" + dir_, "--grace-period=3s"};
   }
 
@@ -107,12 +110,22 @@ class AgentTest : public ::testing::Test {
   std::string agent_, fake_rank_, dir_, output_;
 };
 
-TEST_F(AgentTest, HelpDescribesTheFlags) {
-  auto agent = StartAgent({"--help"}, {});
-  WaitForExit(*agent);
-  EXPECT_THAT(output_, HasSubstr("Runs this node's ranks"));
-  EXPECT_THAT(output_, HasSubstr("first_rank"));
-  EXPECT_THAT(output_, HasSubstr("grace_period"));
+TEST_F(AgentTest, HelpDescribesEverySubcommand) {
+  EXPECT_EQ(Run({"help"}), 0);
+  EXPECT_THAT(output_, HasSubstr("fleetplan-agent launch\n      Run this node's ranks"));
+  EXPECT_THAT(output_, HasSubstr("--first-rank=N"));
+  EXPECT_THAT(output_, HasSubstr("fleetplan-agent relay-fetch\n"));
+  EXPECT_EQ(Run({}), 2);
+  EXPECT_THAT(output_, HasSubstr("fleetplan-agent session\n"));
+}
+
+TEST_F(AgentTest, ACommandLineItDoesNotTakeIsAUsageError) {
+  EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2"}), 2);
+  EXPECT_THAT(output_, HasSubstr("protocol 1"));
+  EXPECT_EQ(Run({"stop", "--log-dir=" + dir_, "--node=n2"}), 2);
+  EXPECT_THAT(output_, HasSubstr("stop: unknown option --node;"));
+  EXPECT_EQ(Run({"logs", "--protocol=9", "--log-dir=" + dir_, "--node=n2"}), 2);
+  EXPECT_THAT(output_, HasSubstr("this agent speaks protocol 2"));
 }
 
 TEST_F(AgentTest, DashedFlagsAndExitStatusOfTheFailingRank) {
@@ -128,7 +141,7 @@ TEST_F(AgentTest, DashedFlagsAndExitStatusOfTheFailingRank) {
 }
 
 TEST_F(AgentTest, MissingFlagIsAUsageError) {
-  auto agent = StartAgent({"--nproc=1"}, {"-1", "0", "exit"});
+  auto agent = StartAgent({"launch", "--nproc=1"}, {"-1", "0", "exit"});
   EXPECT_EQ(WaitForExit(*agent), 2);
   EXPECT_THAT(output_, HasSubstr("--node is required"));
 }
@@ -169,7 +182,7 @@ TEST_F(AgentTest, VerifyTreeNamesTheFilesThatDifferFromTheManifest) {
   ASSERT_THAT(WriteFileAtomic(dir_ + "/tree/bin/run", "#!/bin/sh\n", 0755), IsOk());
   FP_ASSERT_OK_AND_ASSIGN(Manifest manifest, BuildManifest(dir_ + "/tree", {}));
   ASSERT_THAT(WriteFileAtomic(dir_ + "/manifest", SerializeManifest(manifest), 0644), IsOk());
-  const std::vector<std::string> verify = {"--verify-tree=" + dir_ + "/tree",
+  const std::vector<std::string> verify = {"verify-tree", "--root=" + dir_ + "/tree",
                                            "--manifest=" + dir_ + "/manifest"};
   auto agent = StartAgentWith(verify);
   EXPECT_EQ(WaitForExit(*agent), 0) << output_;
@@ -182,7 +195,8 @@ TEST_F(AgentTest, VerifyTreeNamesTheFilesThatDifferFromTheManifest) {
   EXPECT_EQ(output_, "1 of 2 files differ from what was sent: a.txt\n");
 
   output_.clear();
-  agent = StartAgentWith({"--verify-tree=" + dir_ + "/tree", "--manifest=" + dir_ + "/none"});
+  agent = StartAgentWith(
+      {"verify-tree", "--root=" + dir_ + "/tree", "--manifest=" + dir_ + "/none"});
   EXPECT_EQ(WaitForExit(*agent), 1);
   EXPECT_THAT(output_, HasSubstr("cannot check " + dir_ + "/tree: " + dir_ + "/none"));
 }
@@ -208,19 +222,19 @@ TEST_F(AgentTest, DetachedAgentOutlivesItsCallerUntilStopped) {
   // (once the rank has had time to say something).
   absl::Time deadline = absl::Now() + absl::Seconds(5);
   do {
-    EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--rank=3"}), 0);
+    EXPECT_EQ(Run({"logs", "--log-dir=" + dir_, "--node=n2", "--rank=3"}), 0);
   } while (!absl::StrContains(output_, "[n2/3] pid=") && absl::Now() < deadline);
   EXPECT_THAT(output_, HasSubstr("[n2/3] pid="));
   EXPECT_THAT(output_, testing::Not(HasSubstr("[n2/2]")));
 
-  EXPECT_EQ(Run({"--stop", "--log-dir=" + dir_, "--grace-period=2s"}), 0) << output_;
+  EXPECT_EQ(Run({"stop", "--log-dir=" + dir_, "--grace-period=2s"}), 0) << output_;
   EXPECT_THAT(output_, HasSubstr("stopped run r1"));
   EXPECT_FALSE(ProcessRunning(agent_pid));
   for (const RankState& rank : state.ranks) EXPECT_TRUE(WaitUntilGone(rank.pid)) << rank.pid;
   FP_ASSERT_OK_AND_ASSIGN(state, Stored());
   EXPECT_EQ(state.phase, JobPhase::kStopped);
   // Stopping again finds nothing to do.
-  EXPECT_EQ(Run({"--stop", "--log-dir=" + dir_}), 0);
+  EXPECT_EQ(Run({"stop", "--log-dir=" + dir_}), 0);
   EXPECT_THAT(output_, HasSubstr("nothing running"));
 }
 
@@ -229,13 +243,13 @@ TEST_F(AgentTest, FollowingLogsEndsWithTheJobAndItsStatus) {
   args.insert(args.end(), {"--detach", "--run-id=r2", "--", "/bin/sh", "-c",
                            "echo start $RANK; sleep $((RANK - 1)); echo end $RANK; exit $((RANK - 2))"});
   ASSERT_EQ(Run(args), 0) << output_;
-  EXPECT_EQ(Run({"--logs", "--follow", "--log-dir=" + dir_, "--node=n2"}), 1);
+  EXPECT_EQ(Run({"logs", "--follow", "--log-dir=" + dir_, "--node=n2"}), 1);
   EXPECT_THAT(output_, HasSubstr("[n2/2] start 2\n"));
   EXPECT_THAT(output_, HasSubstr("[n2/2] end 2\n"));
   EXPECT_THAT(output_, HasSubstr("[n2/3] end 3\n"));
-  EXPECT_EQ(Run({"--logs", "--tail=1", "--log-dir=" + dir_, "--node=n2", "--run=r2"}), 0);
+  EXPECT_EQ(Run({"logs", "--tail=1", "--log-dir=" + dir_, "--node=n2", "--run=r2"}), 0);
   EXPECT_EQ(output_, "[n2/2] end 2\n[n2/3] end 3\n");
-  EXPECT_EQ(Run({"--logs", "--log-dir=" + dir_, "--node=n2", "--run=nope"}), 1);
+  EXPECT_EQ(Run({"logs", "--log-dir=" + dir_, "--node=n2", "--run=nope"}), 1);
   EXPECT_THAT(output_, HasSubstr("node 'n2' has no run nope"));
 }
 

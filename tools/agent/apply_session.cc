@@ -22,7 +22,9 @@
 #include "tools/agent/workdir_check.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
+#include "tools/protocol/session_message.h"
 #include "tools/protocol/session_wire.h"
+#include "tools/util/overloaded.h"
 
 namespace fleetplan {
 namespace {
@@ -56,7 +58,10 @@ class ApplySession {
   // algorithm on for a command without a terminal, which would hold a
   // second small write behind the ACK of the first).
   void Send(FrameType type, const std::vector<std::string>& fields = {}) {
-    pending_ += EncodeFrame(type, fields);
+    Queue(EncodeFrame(type, fields));
+  }
+  void Queue(const std::string& frame) {
+    pending_ += frame;
     if (pending_.size() >= kSessionChunk) Flush();
   }
   void Flush() {
@@ -97,48 +102,37 @@ class ApplySession {
   }
 
   absl::Status Handle(const Frame& frame) {
-    switch (frame.type) {
-      case FrameType::kRead:
-        return Read(frame);
-      case FrameType::kWrite:
-        return Write(frame);
-      case FrameType::kPut:
-        return Put(frame);
-      case FrameType::kRemove:
-        return Remove(frame);
-      case FrameType::kRun:
-        return Run(frame);
-      case FrameType::kVerify:
-        return Verify(frame);
-      case FrameType::kWorkdir:
-        return Workdir(frame);
-      default:
-        return absl::InvalidArgumentError(
-            absl::StrCat("unexpected frame '", std::string(1, static_cast<char>(frame.type)), "'"));
-    }
+    absl::StatusOr<SessionRequest> request = ParseSessionRequest(frame);
+    if (!request.ok()) return request.status();
+    return std::visit(
+        Overloaded{
+            [this](const ReadRequest& read) { return Read(read); },
+            [this](const WriteRequest& write) {
+              Answer(WriteFileAtomic(write.path, write.content, write.mode));
+              return absl::OkStatus();
+            },
+            [this](const PutRequest& put) { return Put(put); },
+            [this](const RemoveRequest& remove) { return Remove(remove); },
+            [this](const RunRequest& run) { return Run(run); },
+            [this](const VerifyRequest& verify) { return Verify(verify); },
+            [this](const WorkdirRequest& workdir) { return Workdir(workdir); },
+        },
+        *request);
   }
 
-  absl::Status Read(const Frame& frame) {
-    std::vector<std::string> answer;
-    for (const std::string& path : frame.fields) {
+  absl::Status Read(const ReadRequest& read) {
+    ContentsAnswer answer;
+    for (const std::string& path : read.paths) {
       absl::StatusOr<std::string> content = ReadFileToString(path);
       if (content.ok()) {
-        answer.push_back("ok");
-        answer.push_back(*std::move(content));
+        answer.files.push_back({FileContent::Kind::kOk, *std::move(content)});
       } else {
-        answer.push_back(absl::IsNotFound(content.status()) ? "missing" : "error");
-        answer.emplace_back(content.status().message());
+        answer.files.push_back({absl::IsNotFound(content.status()) ? FileContent::Kind::kMissing
+                                                                   : FileContent::Kind::kError,
+                                std::string(content.status().message())});
       }
     }
-    Send(FrameType::kContents, answer);
-    return absl::OkStatus();
-  }
-
-  absl::Status Write(const Frame& frame) {
-    if (frame.fields.size() != 3) return absl::InvalidArgumentError("write: 3 fields expected");
-    absl::StatusOr<uint64_t> mode = FrameNumber(frame, 1, "write's mode");
-    if (!mode.ok()) return mode.status();
-    Answer(WriteFileAtomic(frame.fields[0], frame.fields[2], *mode));
+    Queue(EncodeContents(answer));
     return absl::OkStatus();
   }
 
@@ -154,17 +148,12 @@ class ApplySession {
   // target, renamed over it once complete. A failure is kept (the first
   // one) and the data still read, so the stream stays in step.
   absl::Status PutOne(const std::string& root, absl::Status* failure) {
-    absl::StatusOr<std::optional<Frame>> header = NextFrame();
-    if (!header.ok()) return header.status();
-    if (!header->has_value() || (*header)->type != FrameType::kFile ||
-        (*header)->fields.size() != 3) {
-      return absl::DataLossError("put: a file header expected");
-    }
-    const Frame& file = **header;
-    absl::StatusOr<uint64_t> mode = FrameNumber(file, 1, "a file's mode");
-    absl::StatusOr<uint64_t> size = FrameNumber(file, 2, "a file's size");
-    if (!mode.ok() || !size.ok()) return mode.ok() ? size.status() : mode.status();
-    absl::StatusOr<std::string> target = JoinUnderRoot(root, file.fields[0]);
+    absl::StatusOr<std::optional<Frame>> next = NextFrame();
+    if (!next.ok()) return next.status();
+    if (!next->has_value()) return absl::DataLossError("put: a file header expected");
+    absl::StatusOr<PutFileHeader> file = ParsePutFileHeader(**next);
+    if (!file.ok()) return absl::DataLossError(file.status().message());
+    absl::StatusOr<std::string> target = JoinUnderRoot(root, file->path);
     int fd = -1;
     std::string temporary;
     if (target.ok() && failure->ok()) {
@@ -178,7 +167,7 @@ class ApplySession {
     } else if (!target.ok() && failure->ok()) {
       *failure = target.status();
     }
-    uint64_t left = *size;
+    uint64_t left = file->size;
     while (left > 0) {
       absl::StatusOr<std::optional<Frame>> data = NextFrame();
       if (!data.ok()) return data.status();
@@ -196,7 +185,7 @@ class ApplySession {
       left -= bytes.size();
     }
     if (fd < 0) return absl::OkStatus();
-    bool done = fchmod(fd, *mode & 07777) == 0;
+    bool done = fchmod(fd, file->mode) == 0;
     done = close(fd) == 0 && done;
     done = done && rename(temporary.c_str(), target->c_str()) == 0;
     if (!done) {
@@ -206,23 +195,19 @@ class ApplySession {
     return absl::OkStatus();
   }
 
-  absl::Status Put(const Frame& frame) {
-    if (frame.fields.size() != 2) return absl::InvalidArgumentError("put: 2 fields expected");
-    absl::StatusOr<uint64_t> count = FrameNumber(frame, 1, "put's count");
-    if (!count.ok()) return count.status();
+  absl::Status Put(const PutRequest& put) {
     absl::Status failure;
-    for (uint64_t i = 0; i < *count; ++i) {
-      if (absl::Status read = PutOne(frame.fields[0], &failure); !read.ok()) return read;
+    for (uint64_t i = 0; i < put.count; ++i) {
+      if (absl::Status read = PutOne(put.root, &failure); !read.ok()) return read;
     }
     Answer(failure);
     return absl::OkStatus();
   }
 
-  absl::Status Remove(const Frame& frame) {
-    if (frame.fields.empty()) return absl::InvalidArgumentError("remove: a root expected");
+  absl::Status Remove(const RemoveRequest& remove) {
     absl::Status failure;
-    for (size_t i = 1; i < frame.fields.size() && failure.ok(); ++i) {
-      absl::StatusOr<std::string> target = JoinUnderRoot(frame.fields[0], frame.fields[i]);
+    for (size_t i = 0; i < remove.paths.size() && failure.ok(); ++i) {
+      absl::StatusOr<std::string> target = JoinUnderRoot(remove.root, remove.paths[i]);
       if (!target.ok()) {
         failure = target.status();
       } else if (unlink(target->c_str()) != 0 && errno != ENOENT) {
@@ -233,13 +218,12 @@ class ApplySession {
     return absl::OkStatus();
   }
 
-  absl::Status Verify(const Frame& frame) {
-    if (frame.fields.size() != 4) return absl::InvalidArgumentError("verify: 4 fields expected");
-    TreeCheckReport report = CheckSyncedTree(frame.fields[0], frame.fields[1]);
-    if (report.status == 0 && !frame.fields[2].empty()) {
-      if (absl::Status recorded = WriteFileAtomic(frame.fields[2], frame.fields[3], 0600);
+  absl::Status Verify(const VerifyRequest& verify) {
+    TreeCheckReport report = CheckSyncedTree(verify.root, verify.manifest);
+    if (report.status == 0 && !verify.record_path.empty()) {
+      if (absl::Status recorded = WriteFileAtomic(verify.record_path, verify.record, 0600);
           !recorded.ok()) {
-        report = {2, absl::StrCat("recording ", frame.fields[2], ": ", recorded.message())};
+        report = {2, absl::StrCat("recording ", verify.record_path, ": ", recorded.message())};
       }
     }
     Send(FrameType::kOutput, {absl::StrCat(report.message, "\n")});
@@ -247,19 +231,17 @@ class ApplySession {
     return absl::OkStatus();
   }
 
-  absl::Status Workdir(const Frame& frame) {
-    if (frame.fields.size() != 3) return absl::InvalidArgumentError("workdir: 3 fields expected");
-    absl::StatusOr<uint64_t> bytes = FrameNumber(frame, 2, "the sync's bytes");
-    if (!bytes.ok()) return bytes.status();
+  absl::Status Workdir(const WorkdirRequest& workdir) {
     int status = 0;
-    Send(FrameType::kOutput, {CheckWorkdirBeforeSync(frame.fields[0], frame.fields[1], *bytes, &status)});
+    Send(FrameType::kOutput, {CheckWorkdirBeforeSync(workdir.workdir, workdir.state_dir,
+                                                     workdir.bytes, &status)});
     Send(FrameType::kStatus, {absl::StrCat(status)});
     return absl::OkStatus();
   }
 
   // Runs `/bin/sh -c command` (tools/process/subprocess.h: its own process
   // group, stopped with this process), its output sent as it comes.
-  absl::Status Run(const Frame& frame);
+  absl::Status Run(const RunRequest& run);
   // Takes the frames received while a command runs: a cancel sets
   // `*cancel`; anything else breaks the session, which stops the command.
   void TakeCancels(bool* cancel);
@@ -283,23 +265,12 @@ void ApplySession::TakeCancels(bool* cancel) {
   }
 }
 
-absl::Status ApplySession::Run(const Frame& frame) {
-  if (frame.fields.size() < 5) return absl::InvalidArgumentError("run: 5 fields expected");
-  absl::StatusOr<uint64_t> hold = FrameNumber(frame, 2, "run's hold_stdin");
-  absl::StatusOr<uint64_t> stdin_grace = FrameNumber(frame, 3, "run's stdin grace");
-  absl::StatusOr<uint64_t> term_grace = FrameNumber(frame, 4, "run's term grace");
-  for (const auto* number : {&hold, &stdin_grace, &term_grace}) {
-    if (!number->ok()) return number->status();
-  }
+absl::Status ApplySession::Run(const RunRequest& run) {
   SubprocessOptions options;
-  options.argv = {"/bin/sh", "-c", frame.fields[0]};
-  options.cwd = frame.fields[1];
-  options.stdin_pipe = *hold != 0;
-  for (size_t i = 5; i < frame.fields.size(); ++i) {
-    std::pair<std::string, std::string> variable =
-        absl::StrSplit(frame.fields[i], absl::MaxSplits('=', 1));
-    options.env.push_back(std::move(variable));
-  }
+  options.argv = {"/bin/sh", "-c", run.command};
+  options.cwd = run.cwd;
+  options.stdin_pipe = run.hold_stdin;
+  options.env = run.env;
   absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(options);
   if (!started.ok()) {
     // The stream is fine; the node could not start it (a missing cwd).
@@ -320,11 +291,10 @@ absl::Status ApplySession::Run(const Frame& frame) {
     if (cancel && !stop_at.has_value()) {
       // As a transport does: EOF on stdin first, the agent stops its ranks on it.
       process.CloseStdin();
-      stop_at =
-          absl::Now() + (*hold != 0 ? absl::Milliseconds(*stdin_grace) : absl::ZeroDuration());
+      stop_at = absl::Now() + (run.hold_stdin ? run.stdin_grace : absl::ZeroDuration());
     }
     if (stop_at.has_value() && absl::Now() >= *stop_at) {
-      StopAll(processes, absl::Milliseconds(*term_grace), forward);
+      StopAll(processes, run.term_grace, forward);
       break;
     }
     Flush();

@@ -1,7 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_AGENT_APPLY_SESSION_H_
 #define FLEETPLAN_TOOLS_AGENT_APPLY_SESSION_H_
 
-// The node's side of an apply session (`fleetplan-agent --apply-session`,
+// The node's side of an apply session (`fleetplan-agent session`,
 // tools/protocol/session_wire.h): apply reads and writes the node's files,
 // sends a sync's changed files, checks the workdir and the synced tree and
 // runs the launch and the log follower through this one process, instead

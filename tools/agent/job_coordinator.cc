@@ -20,8 +20,8 @@ void JobCoordinator::Joined(const std::string& node) { joined_.insert(node); }
 
 void JobCoordinator::Started(const std::string& node, int generation) {
   if (generation != generation_) return;
-  started_.insert(node);
-  if (AllNodesIn(started_)) everyone_started_once_ = true;
+  this_generation_.started.insert(node);
+  if (AllNodesIn(this_generation_.started)) everyone_started_once_ = true;
 }
 
 void JobCoordinator::RanksEnded(const std::string& node, int generation,
@@ -29,22 +29,22 @@ void JobCoordinator::RanksEnded(const std::string& node, int generation,
                                 const std::map<int, int>& failed,
                                 const std::optional<RankError>& error) {
   if (generation != generation_ || stage_ == Stage::kEnded) return;
-  ended_.insert(node);
+  this_generation_.ended.insert(node);
   bool all_zero = true;
   for (const auto& [rank, status] : statuses) all_zero &= status == 0;
   if (all_zero && failed.empty()) {
-    succeeded_.insert(node);
+    this_generation_.succeeded.insert(node);
     return;
   }
   // Blame the first node to report a rank that failed by itself, and its
   // lowest such rank; ranks stopped by an order are not a cause.
-  if (!failed_this_generation_ && !failed.empty()) {
-    failed_this_generation_ = true;
+  if (!this_generation_.failed && !failed.empty()) {
+    this_generation_.failed = true;
     const auto& [rank, status] = *failed.begin();
     failure_ = JobFailure{node, rank, status, "", error};
-  } else if (!failed_this_generation_ && stage_ == Stage::kRunning) {
+  } else if (!this_generation_.failed && stage_ == Stage::kRunning) {
     // Non-zero statuses without a cause named: still a failure of the node.
-    failed_this_generation_ = true;
+    this_generation_.failed = true;
     for (const auto& [rank, status] : statuses) {
       if (status != 0) {
         failure_ = JobFailure{node, rank, status, ""};
@@ -56,25 +56,25 @@ void JobCoordinator::RanksEnded(const std::string& node, int generation,
 
 void JobCoordinator::Progressed(const std::string& node, int generation, absl::Time now) {
   if (generation != generation_ || stage_ != Stage::kRunning) return;
-  last_progress_ = std::max(last_progress_, now);
+  hang_.last_progress = std::max(hang_.last_progress, now);
 }
 
 void JobCoordinator::StacksReported(const std::string& node, int generation,
                                     const std::vector<RankStack>& ranks) {
   if (generation != generation_ || stage_ != Stage::kCollecting) return;
-  if (!reported_.insert(node).second) return;
+  if (!hang_.reported.insert(node).second) return;
   for (RankStack rank : ranks) {
     rank.node = node;  // a node speaks for its own ranks only
-    stacks_.push_back(std::move(rank));
+    hang_.stacks.push_back(std::move(rank));
   }
 }
 
 void JobCoordinator::Lost(const std::string& node, const std::string& reason) {
   if (stage_ == Stage::kEnded || lost_.count(node) > 0) return;
   lost_.insert(node);
-  ended_.insert(node);
-  if (!failed_this_generation_ && !stop_requested_) {
-    failed_this_generation_ = true;
+  this_generation_.ended.insert(node);
+  if (!this_generation_.failed && !stop_requested_) {
+    this_generation_.failed = true;
     failure_ = JobFailure{node, -1, 1, reason};
   }
 }
@@ -128,7 +128,7 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
       PollCollecting(now, &orders);
       break;
     case Stage::kStopping:
-      if (!AllNodesIn(ended_)) break;
+      if (!AllNodesIn(this_generation_.ended)) break;
       if (stop_requested_) {
         End(JobPhase::kStopped, &orders);
       } else if (!lost_.empty() || generation_ >= options_.max_restarts) {
@@ -143,10 +143,7 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
         End(JobPhase::kStopped, &orders);
       } else if (now >= backoff_until_) {
         ++generation_;
-        started_.clear();
-        ended_.clear();
-        succeeded_.clear();
-        failed_this_generation_ = false;
+        this_generation_ = GenerationNodes();
         StartGeneration(now, &orders);
       }
       break;
@@ -158,43 +155,43 @@ std::vector<JobCoordinator::Order> JobCoordinator::Poll(absl::Time now) {
 
 void JobCoordinator::StartGeneration(absl::Time now, std::vector<Order>* orders) {
   stage_ = Stage::kRunning;
-  last_progress_ = now;  // a generation's start counts as progress
-  reported_.clear();
-  stacks_.clear();
+  hang_.last_progress = now;  // a generation's start counts as progress
+  hang_.reported.clear();
+  hang_.stacks.clear();
   orders->push_back({Order::Kind::kStart, generation_});
 }
 
 void JobCoordinator::PollRunning(absl::Time now, std::vector<Order>* orders) {
-  if (stop_requested_ || failed_this_generation_) {
+  if (stop_requested_ || this_generation_.failed) {
     BeginStopping(orders);
-  } else if (AllNodesIn(succeeded_)) {
+  } else if (AllNodesIn(this_generation_.succeeded)) {
     End(JobPhase::kSucceeded, orders);
   } else if (options_.hang_timeout > absl::ZeroDuration() &&
-             now - last_progress_ > options_.hang_timeout) {
+             now - hang_.last_progress > options_.hang_timeout) {
     stage_ = Stage::kCollecting;
-    collect_until_ = now + options_.collect_timeout;
+    hang_.collect_until = now + options_.collect_timeout;
     orders->push_back({Order::Kind::kCollectStacks, generation_});
   }
 }
 
 void JobCoordinator::PollCollecting(absl::Time now, std::vector<Order>* orders) {
   // A real failure or a stop while stacks are collected wins: stop now.
-  if (stop_requested_ || failed_this_generation_) {
+  if (stop_requested_ || this_generation_.failed) {
     BeginStopping(orders);
     return;
   }
-  std::set<std::string> answered = reported_;
+  std::set<std::string> answered = hang_.reported;
   answered.insert(lost_.begin(), lost_.end());
-  answered.insert(ended_.begin(), ended_.end());
-  if (!AllNodesIn(answered) && now < collect_until_) return;
-  StackSummary summary = GroupStacks(stacks_);
+  answered.insert(this_generation_.ended.begin(), this_generation_.ended.end());
+  if (!AllNodesIn(answered) && now < hang_.collect_until) return;
+  StackSummary summary = GroupStacks(hang_.stacks);
   for (const std::string& node : options_.nodes) {
-    if (reported_.count(node) > 0 || (ended_.count(node) > 0 && lost_.count(node) == 0)) continue;
+    if (hang_.reported.count(node) > 0 || (this_generation_.ended.count(node) > 0 && lost_.count(node) == 0)) continue;
     summary.skips.push_back(
         {node, {}, absl::StrCat("its agent sent no stacks within ",
                                 absl::FormatDuration(options_.collect_timeout))});
   }
-  failed_this_generation_ = true;
+  this_generation_.failed = true;
   failure_ = JobFailure{"", -1, kHungExitStatus,
                         absl::StrCat("no rank made progress for ",
                                      absl::FormatDuration(options_.hang_timeout)),

@@ -104,21 +104,28 @@ class JobCoordinator {
   Stage stage_ = Stage::kJoining;
   int generation_ = 0;
   std::set<std::string> joined_;
-  std::set<std::string> started_;   // in this generation
-  std::set<std::string> ended_;     // in this generation, lost nodes included
-  std::set<std::string> succeeded_;  // in this generation
+  // The nodes of this generation.
+  struct GenerationNodes {
+    std::set<std::string> started;
+    std::set<std::string> ended;  // lost nodes included
+    std::set<std::string> succeeded;
+    bool failed = false;  // a rank failed or a node was lost
+  };
+  GenerationNodes this_generation_;
   std::set<std::string> lost_;
   bool stop_requested_ = false;
-  bool failed_this_generation_ = false;
   absl::Time backoff_until_ = absl::InfinitePast();
   std::optional<JobFailure> failure_;
   JobPhase final_phase_ = JobPhase::kStarting;
   bool everyone_started_once_ = false;
   // Hang detection, in this generation.
-  absl::Time last_progress_ = absl::InfinitePast();
-  absl::Time collect_until_ = absl::InfinitePast();
-  std::set<std::string> reported_;  // nodes that sent their stacks
-  std::vector<RankStack> stacks_;
+  struct HangCheck {
+    absl::Time last_progress = absl::InfinitePast();
+    absl::Time collect_until = absl::InfinitePast();
+    std::set<std::string> reported;  // nodes that sent their stacks
+    std::vector<RankStack> stacks;
+  };
+  HangCheck hang_;
 };
 
 }  // namespace fleetplan

@@ -1,7 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_AGENT_JOB_STACKS_H_
 #define FLEETPLAN_TOOLS_AGENT_JOB_STACKS_H_
 
-// `stacks` on a node (fleetplan-agent --stacks): where each of the node's
+// `stacks` on a node (fleetplan-agent stacks): where each of the node's
 // running ranks stands now, read from its job.json's pids with the stack
 // tools, which attach for a moment and detach (stack_collector.h): the job
 // runs on unharmed, no signal is sent, no file written.

@@ -2,7 +2,8 @@
 #define FLEETPLAN_TOOLS_AGENT_NODE_AGENT_H_
 
 // The launch agent's core: runs this node's ranks as part of a job that
-// the chief's agent coordinates.
+// the chief's agent coordinates (coordinator_agent.h; every other node's
+// is a worker, worker_agent.h; both run their ranks as node_part.h says).
 //
 // The coordinator (the chief's agent) listens on the supervisor port;
 // every other node's agent connects to it over TLS with the job's key, and

@@ -154,7 +154,7 @@ absl::StatusOr<TopReport> NodeTop(const NodeTopOptions& options) {
 
 int PrintNodeTop(const NodeTopOptions& options, FILE* out, FILE* err) {
   if (options.log_dir.empty()) {
-    std::fprintf(err, "fleetplan-agent: --top needs --log-dir\n");
+    std::fprintf(err, "fleetplan-agent: top needs --log-dir\n");
     return 2;
   }
   absl::StatusOr<TopReport> report = NodeTop(options);

@@ -1,7 +1,7 @@
 #ifndef FLEETPLAN_TOOLS_AGENT_NODE_TOP_H_
 #define FLEETPLAN_TOOLS_AGENT_NODE_TOP_H_
 
-// `top` on a node (fleetplan-agent --top): the node's figures and its
+// `top` on a node (fleetplan-agent top): the node's figures and its
 // ranks' in the job's current generation, as one TopReport holding this
 // node (tools/protocol/top_report.h). The ranks are job.json's; their CPU
 // and memory come from /proc over a short sample (node_sampler.h), how
@@ -43,7 +43,7 @@ std::string TopSamplePath(absl::string_view log_dir);
 // parsing job.json is returned.
 absl::StatusOr<TopReport> NodeTop(const NodeTopOptions& options);
 
-// fleetplan-agent --top: prints NodeTop's report as one line of JSON on
+// fleetplan-agent top: prints NodeTop's report as one line of JSON on
 // `out` and returns 0, or says why not on `err` and returns 1 (2 without
 // a log folder).
 int PrintNodeTop(const NodeTopOptions& options, FILE* out, FILE* err);

@@ -2,7 +2,7 @@
 #define FLEETPLAN_TOOLS_AGENT_PREFLIGHT_H_
 
 // A node's preflight checks, run by the launch agent
-// (`fleetplan-agent --preflight=<json>`, tools/protocol/preflight_request.h)
+// (`fleetplan-agent preflight --request=<json>`, tools/protocol/preflight_request.h)
 // in the ranks' environment: the plan's shell preamble activates the python
 // env and exports what env.sh exports, then runs the agent. Each check
 // prints one line of tools/protocol/check_line.h with one of three

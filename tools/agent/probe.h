@@ -2,8 +2,8 @@
 #define FLEETPLAN_TOOLS_AGENT_PROBE_H_
 
 // The network probes of the preflight checks (preflight.h), also run on
-// their own as `fleetplan-agent --probe-listen=PORT`,
-// `--probe-connect=HOST:PORT` and `--probe-ifname=ADDRESS`.
+// their own as `fleetplan-agent probe-listen --port=PORT`,
+// `probe-connect --target=HOST:PORT` and `probe-ifname --address=ADDRESS`.
 
 #include <cstdio>
 #include <string>

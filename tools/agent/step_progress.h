@@ -6,7 +6,7 @@
 // rank's last 30 s of steps, and writes them to <run_dir>/progress.json
 // when a step came (at most once a second, and every 5 s while any step
 // was seen, so that a rank that stopped shows its rate falling). The
-// agent's --top reads the file back (node_top.h) for each rank's step and
+// agent's `top` reads the file back (node_top.h) for each rank's step and
 // steps per second. Costs the ranks nothing: the agent reads their output
 // anyway, and only lines are looked at.
 

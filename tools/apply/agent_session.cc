@@ -12,6 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/hold_wire.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
@@ -21,8 +22,6 @@ namespace {
 
 // How often a running command looks at its cancel.
 constexpr absl::Duration kPoll = absl::Milliseconds(20);
-
-std::string Number(uint64_t value) { return absl::StrCat(value); }
 
 }  // namespace
 
@@ -34,7 +33,7 @@ absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::
   SessionEndpoint endpoint;
   endpoint.open = [node_connection, agent_path] {
     return node_connection->OpenStream(
-        absl::StrCat("exec ", ShellQuote(agent_path), " --apply-session"));
+        absl::StrCat("exec ", AgentCommandLine(agent_path, AgentSession())));
   };
   endpoint.greeting = kSessionGreeting;
   endpoint.name = agent_path;
@@ -112,9 +111,13 @@ absl::Status AgentSessionConnection::Broken(absl::string_view doing, const absl:
 }
 
 absl::Status AgentSessionConnection::Send(FrameType type, const std::vector<std::string>& fields) {
+  return Queue(EncodeFrame(type, fields));
+}
+
+absl::Status AgentSessionConnection::Queue(const std::string& frame) {
   if (!broken_.ok()) return broken_;
   // A request's frames leave together, when its answer is awaited.
-  pending_ += EncodeFrame(type, fields);
+  pending_ += frame;
   return pending_.size() >= kSessionChunk ? Flush() : absl::OkStatus();
 }
 
@@ -214,18 +217,17 @@ absl::StatusOr<int> AgentSessionConnection::ReceiveStatus(const OutputCallback& 
 absl::StatusOr<int> AgentSessionConnection::Run(const CommandSpec& command,
                                                 const OutputCallback& on_output,
                                                 const absl::Notification* cancel) {
-  std::vector<std::string> fields = {command.command, command.cwd, command.hold_stdin ? "1" : "0",
-                                     Number(absl::ToInt64Milliseconds(options_.stdin_grace)),
-                                     Number(absl::ToInt64Milliseconds(options_.term_grace))};
+  RunRequest run{command.command, command.cwd, command.hold_stdin, options_.stdin_grace,
+                 options_.term_grace, {}};
   for (const auto& [name, value] : command.env) {
     if (name.empty() || absl::StrContains(name, '=')) {
       return absl::InvalidArgumentError(
           absl::StrCat("environment name \"", name, "\" is not a shell identifier"));
     }
-    fields.push_back(absl::StrCat(name, "=", value));
+    run.env.emplace_back(name, value);
   }
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kRun, fields));
+  FP_RETURN_IF_ERROR(Send(run));
   return ReceiveStatus(on_output, cancel);
 }
 
@@ -237,23 +239,23 @@ std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
     const std::vector<std::string>& paths) {
   std::vector<absl::StatusOr<std::string>> contents;
   absl::Status sent = Begin();
-  if (sent.ok()) sent = Send(FrameType::kRead, paths);
-  absl::StatusOr<Frame> answer =
+  if (sent.ok()) sent = Send(ReadRequest{paths});
+  absl::StatusOr<Frame> frame =
       sent.ok() ? ReceiveAnswerFrame("reading files", options_.reply_timeout) : sent;
-  if (answer.ok() &&
-      (answer->type != FrameType::kContents || answer->fields.size() != 2 * paths.size())) {
+  absl::StatusOr<ContentsAnswer> answer =
+      frame.ok() ? ParseContents(*frame) : absl::StatusOr<ContentsAnswer>(frame.status());
+  if (frame.ok() && (!answer.ok() || answer->files.size() != paths.size())) {
     answer = Broken("reading files", absl::DataLossError("an answer of another kind"));
   }
   if (!answer.ok()) return std::vector<absl::StatusOr<std::string>>(paths.size(), answer.status());
   for (size_t i = 0; i < paths.size(); ++i) {
-    const std::string& kind = answer->fields[2 * i];
-    std::string& text = answer->fields[2 * i + 1];
-    if (kind == "ok") {
-      contents.push_back(std::move(text));
-    } else if (kind == "missing") {
-      contents.push_back(absl::NotFoundError(text));
+    FileContent& file = answer->files[i];
+    if (file.kind == FileContent::Kind::kOk) {
+      contents.push_back(std::move(file.text));
+    } else if (file.kind == FileContent::Kind::kMissing) {
+      contents.push_back(absl::NotFoundError(file.text));
     } else {
-      contents.push_back(absl::InternalError(absl::StrCat("reading ", paths[i], ": ", text)));
+      contents.push_back(absl::InternalError(absl::StrCat("reading ", paths[i], ": ", file.text)));
     }
   }
   return contents;
@@ -262,7 +264,7 @@ std::vector<absl::StatusOr<std::string>> AgentSessionConnection::ReadFiles(
 absl::Status AgentSessionConnection::WriteFile(const std::string& path, absl::string_view content,
                                                uint32_t mode) {
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kWrite, {path, Number(mode), std::string(content)}));
+  FP_RETURN_IF_ERROR(Send(WriteRequest{path, mode, std::string(content)}));
   return ReceiveAnswer(absl::StrCat("writing ", path));
 }
 
@@ -274,11 +276,11 @@ absl::Status AgentSessionConnection::SendFile(const FileToSend& file) {
         absl::NotFoundError(absl::StrCat(file.local_path, ": ", strerror(errno)));
     if (fd >= 0) close(fd);
     // A header the agent refuses keeps the stream in step.
-    FP_RETURN_IF_ERROR(Send(FrameType::kFile, {"", Number(file.mode), "0"}));
+    FP_RETURN_IF_ERROR(Queue(EncodePutFileHeader({"", file.mode, 0})));
     return missing;
   }
   uint64_t size = info.st_size;
-  absl::Status sent = Send(FrameType::kFile, {file.path, Number(file.mode), Number(size)});
+  absl::Status sent = Queue(EncodePutFileHeader({file.path, file.mode, size}));
   std::string chunk;
   absl::Status local;
   for (uint64_t left = size; left > 0 && sent.ok();) {
@@ -304,7 +306,7 @@ absl::Status AgentSessionConnection::PutFiles(const std::vector<FileToSend>& fil
                                               const std::string& remote_root) {
   if (files.empty()) return absl::OkStatus();
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kPut, {remote_root, Number(files.size())}));
+  FP_RETURN_IF_ERROR(Send(PutRequest{remote_root, files.size()}));
   absl::Status local;
   for (const FileToSend& file : files) {
     absl::Status sent = SendFile(file);
@@ -318,10 +320,8 @@ absl::Status AgentSessionConnection::PutFiles(const std::vector<FileToSend>& fil
 absl::Status AgentSessionConnection::RemoveFiles(const std::string& remote_root,
                                                  const std::vector<std::string>& paths) {
   if (paths.empty()) return absl::OkStatus();
-  std::vector<std::string> fields = {remote_root};
-  fields.insert(fields.end(), paths.begin(), paths.end());
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kRemove, fields));
+  FP_RETURN_IF_ERROR(Send(RemoveRequest{remote_root, paths}));
   return ReceiveAnswer(absl::StrCat("removing files under ", remote_root));
 }
 
@@ -329,7 +329,7 @@ absl::StatusOr<int> AgentSessionConnection::VerifyTree(
     const std::string& root, const std::string& manifest_path, const std::string& record_path,
     const std::string& record_content, absl::Duration timeout, std::string* output) {
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kVerify, {root, manifest_path, record_path, record_content}));
+  FP_RETURN_IF_ERROR(Send(VerifyRequest{root, manifest_path, record_path, record_content}));
   return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
                        nullptr, timeout);
 }
@@ -339,7 +339,7 @@ absl::StatusOr<int> AgentSessionConnection::CheckWorkdir(const std::string& work
                                                          uint64_t bytes, absl::Duration timeout,
                                                          std::string* output) {
   FP_RETURN_IF_ERROR(Begin());
-  FP_RETURN_IF_ERROR(Send(FrameType::kWorkdir, {workdir, state_dir, Number(bytes)}));
+  FP_RETURN_IF_ERROR(Send(WorkdirRequest{workdir, state_dir, bytes}));
   return ReceiveStatus([output](absl::string_view chunk) { absl::StrAppend(output, chunk); },
                        nullptr, timeout);
 }

@@ -18,6 +18,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "plugins/transport.h"
+#include "tools/protocol/session_message.h"
 #include "tools/protocol/session_wire.h"
 
 namespace fleetplan {
@@ -49,7 +50,7 @@ struct SessionEndpoint {
 
 class AgentSessionConnection : public Connection {
  public:
-  // Starts `agent_path --apply-session` on `base`'s node and waits up to
+  // Starts `agent_path session` on `base`'s node and waits up to
   // `hello_timeout` for its greeting. FailedPrecondition when that agent
   // cannot serve one (missing, or another version: what it said);
   // Unimplemented when the transport has no command streams; Unavailable
@@ -87,7 +88,7 @@ class AgentSessionConnection : public Connection {
     return endpoint_.open_command(command);
   }
 
-  // The tree check after a sync, in the agent (`--verify-tree`'s exit
+  // The tree check after a sync, in the agent (`verify-tree`'s exit
   // status and report), recording `record_content` at `record_path`
   // (empty: nothing) when it passed. DeadlineExceeded (and the session
   // broken) when it takes longer than `timeout`.
@@ -116,6 +117,9 @@ class AgentSessionConnection : public Connection {
 
   // Adds a frame to the request being sent; Receive sends it.
   absl::Status Send(FrameType type, const std::vector<std::string>& fields = {});
+  // Queues a request's frame (session_message.h); sent with the others.
+  absl::Status Send(const SessionRequest& request) { return Queue(EncodeSessionRequest(request)); }
+  absl::Status Queue(const std::string& frame);
   absl::Status Flush();
   // The next frame, waiting up to `timeout` (DeadlineExceeded after it).
   absl::StatusOr<Frame> Receive(absl::Duration timeout = absl::InfiniteDuration());

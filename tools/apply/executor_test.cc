@@ -20,7 +20,9 @@
 #include "plugins/transport.h"
 #include "tools/apply/preflight_report.h"
 #include "tools/process/files.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/session_message.h"
 #include "tools/protocol/session_wire.h"
 #include "tools/util/status_matchers.h"
 
@@ -83,9 +85,10 @@ class FakeConnection : public Connection {
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override {
-    if (absl::StrContains(command.command, " --logs ") ||
-        absl::StrContains(command.command, " --stop ")) {
-      return RunAgent(command, on_output, cancel);
+    absl::StatusOr<AgentCommand> agent = ParseAgentCommandLine(command.command);
+    if (agent.ok() && (std::holds_alternative<AgentLogs>(*agent) ||
+                       std::holds_alternative<AgentStop>(*agent))) {
+      return RunAgent(*agent, on_output, cancel);
     }
     absl::Time start = absl::Now();
     Reply reply;
@@ -127,10 +130,11 @@ class FakeConnection : public Connection {
     return status;
   }
 
-  // The agent's --logs --follow and --stop, as the world says they go.
-  absl::StatusOr<int> RunAgent(const CommandSpec& command, const OutputCallback& on_output,
+  // The agent's `logs --follow` and `stop`, as the world says they go.
+  absl::StatusOr<int> RunAgent(const AgentCommand& command, const OutputCallback& on_output,
                                const absl::Notification* cancel) {
-    bool follow = absl::StrContains(command.command, " --follow");
+    const AgentLogs* logs = std::get_if<AgentLogs>(&command);
+    bool follow = logs != nullptr && logs->follow;
     Reply reply;
     {
       absl::MutexLock lock(&world_->mu);
@@ -227,52 +231,55 @@ class FakeSession : public CommandStream {
   }
   void Handle(const Frame& frame) {
     if (put_left_ > 0 || file_left_ > 0) return Upload(frame);
-    absl::MutexLock lock(&world_->mu);
-    switch (frame.type) {
-      case FrameType::kRead: {
-        std::vector<std::string> answer;
-        for (const std::string& path : frame.fields) {
-          auto it = world_->files.find(path);
-          answer.push_back(it == world_->files.end() ? "missing" : "ok");
-          answer.push_back(it == world_->files.end() ? path : it->second);
-        }
-        return Answer(FrameType::kContents, answer);
-      }
-      case FrameType::kWrite:
-        world_->files[frame.fields[0]] = frame.fields[2];
-        return Answer(FrameType::kOk);
-      case FrameType::kPut:
-        root_ = frame.fields[0];
-        put_left_ = std::stoi(frame.fields[1]);
-        return;
-      case FrameType::kRemove:
-        for (size_t i = 1; i < frame.fields.size(); ++i) {
-          world_->files.erase(absl::StrCat(frame.fields[0], "/", frame.fields[i]));
-        }
-        return Answer(FrameType::kOk);
-      case FrameType::kWorkdir:
-        world_->session_requests.push_back(absl::StrCat(node_, ": workdir"));
-        Answer(FrameType::kOutput, {"fleetplan-check workdir ok writable\n"});
-        return Answer(FrameType::kStatus, {"0"});
-      case FrameType::kVerify:
-        world_->session_requests.push_back(absl::StrCat(node_, ": verify"));
-        if (!frame.fields[2].empty()) world_->files[frame.fields[2]] = frame.fields[3];
-        Answer(FrameType::kOutput, {"as listed\n"});
-        return Answer(FrameType::kStatus, {"0"});
-      case FrameType::kRun:
-        return Run(frame);
-      default:
-        ADD_FAILURE() << "unexpected frame " << static_cast<char>(frame.type);
+    absl::StatusOr<SessionRequest> request = ParseSessionRequest(frame);
+    if (!request.ok()) {
+      ADD_FAILURE() << request.status();
+      return;
     }
+    absl::MutexLock lock(&world_->mu);
+    std::visit([this](const auto& typed) { Serve(typed); }, *request);
+  }
+  void Serve(const ReadRequest& read) ABSL_EXCLUSIVE_LOCKS_REQUIRED(world_->mu) {
+    ContentsAnswer answer;
+    for (const std::string& path : read.paths) {
+      auto it = world_->files.find(path);
+      if (it == world_->files.end()) {
+        answer.files.push_back({FileContent::Kind::kMissing, path});
+      } else {
+        answer.files.push_back({FileContent::Kind::kOk, it->second});
+      }
+    }
+    out_ += EncodeContents(answer);
+  }
+  void Serve(const WriteRequest& write) ABSL_EXCLUSIVE_LOCKS_REQUIRED(world_->mu) {
+    world_->files[write.path] = write.content;
+    Answer(FrameType::kOk);
+  }
+  void Serve(const PutRequest& put) {
+    root_ = put.root;
+    put_left_ = static_cast<int>(put.count);
+  }
+  void Serve(const RemoveRequest& remove) ABSL_EXCLUSIVE_LOCKS_REQUIRED(world_->mu) {
+    for (const std::string& path : remove.paths) {
+      world_->files.erase(absl::StrCat(remove.root, "/", path));
+    }
+    Answer(FrameType::kOk);
+  }
+  void Serve(const WorkdirRequest&) ABSL_EXCLUSIVE_LOCKS_REQUIRED(world_->mu) {
+    world_->session_requests.push_back(absl::StrCat(node_, ": workdir"));
+    Answer(FrameType::kOutput, {"fleetplan-check workdir ok writable\n"});
+    Answer(FrameType::kStatus, {"0"});
+  }
+  void Serve(const VerifyRequest& verify) ABSL_EXCLUSIVE_LOCKS_REQUIRED(world_->mu) {
+    world_->session_requests.push_back(absl::StrCat(node_, ": verify"));
+    if (!verify.record_path.empty()) world_->files[verify.record_path] = verify.record;
+    Answer(FrameType::kOutput, {"as listed\n"});
+    Answer(FrameType::kStatus, {"0"});
   }
   // Commands as the fake node runs them (world_->mu held: let go of it).
-  void Run(const Frame& frame) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-    CommandSpec command{frame.fields[0]};
-    for (size_t i = 5; i < frame.fields.size(); ++i) {
-      size_t equals = frame.fields[i].find('=');
-      command.env.push_back(
-          {frame.fields[i].substr(0, equals), frame.fields[i].substr(equals + 1)});
-    }
+  void Serve(const RunRequest& run) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    CommandSpec command{run.command};
+    command.env = run.env;
     world_->mu.Unlock();
     absl::StatusOr<int> status = commands_->Run(
         command, [&](absl::string_view chunk) { Answer(FrameType::kOutput, {std::string(chunk)}); },
@@ -282,8 +289,10 @@ class FakeSession : public CommandStream {
   }
   void Upload(const Frame& frame) {
     if (frame.type == FrameType::kFile) {
-      path_ = frame.fields[0];
-      file_left_ = std::stoull(frame.fields[2]);
+      absl::StatusOr<PutFileHeader> header = ParsePutFileHeader(frame);
+      ASSERT_TRUE(header.ok()) << header.status();
+      path_ = header->path;
+      file_left_ = header->size;
       content_.clear();
     } else {
       content_ += frame.fields[0];
@@ -310,7 +319,9 @@ absl::StatusOr<std::unique_ptr<CommandStream>> FakeConnection::OpenStream(
     const std::string& command) {
   {
     absl::MutexLock lock(&world_->mu);
-    if (!world_->agent_sessions || !absl::StrContains(command, " --apply-session")) {
+    absl::StatusOr<AgentCommand> agent = ParseAgentCommandLine(command);
+    if (!world_->agent_sessions || !agent.ok() ||
+        !std::holds_alternative<AgentSession>(*agent)) {
       return absl::UnimplementedError("no sessions here");
     }
   }
@@ -881,7 +892,7 @@ TEST_F(ExecutorTest, NodesWhoseAgentServesASessionAreSyncedAndCheckedThroughIt) 
   options.agent_path = agent;
   // The first apply ships the agent: no node serves a session yet.
   ASSERT_EQ(Apply(spec, plan, options).exit_code, 0);
-  EXPECT_THAT(world_.runs, Contains(HasSubstr("--verify-tree")));
+  EXPECT_THAT(world_.runs, Contains(HasSubstr(" verify-tree ")));
   EXPECT_THAT(world_.session_requests, IsEmpty());
   // An agent that changed is sent again, now through each node's session,
   // and checked there; no command runs on the nodes.

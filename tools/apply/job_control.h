@@ -3,7 +3,7 @@
 
 // What apply (attached), status, logs and stop do with a job through open
 // connections to its nodes: read each node's job.json, run the agent's
-// --logs on nodes, stop the job everywhere. Nothing runs on this machine
+// `logs` on nodes, stop the job everywhere. Nothing runs on this machine
 // between calls; the state is on the nodes.
 
 #include <functional>
@@ -42,7 +42,7 @@ class JobControl {
   std::optional<NodeJobState> ChiefState() const;
 
   // Stops the job on every node at once and returns once no process of it
-  // is left (the agent's --stop; a node with no connection is not there
+  // is left (the agent's `stop`; a node with no connection is not there
   // and runs nothing); the first node that failed is named.
   // What each node's agent said goes to `on_line` when given.
   absl::Status Stop(
@@ -58,7 +58,7 @@ class JobControl {
     std::function<void(const NodeSpec&, const absl::StatusOr<int>&)> on_end;
   };
 
-  // Runs the agent's --logs with `request` on `nodes` at once. Returns each
+  // Runs the agent's `logs` with `request` on `nodes` at once. Returns each
   // node's exit status (the job's, when following); NotFound for a node
   // with no connection (not there yet).
   std::vector<absl::StatusOr<int>> Logs(const LogsRequest& request,
@@ -82,11 +82,11 @@ class JobControl {
   };
   Followed Follow(const LogsRequest& request, const std::vector<const NodeSpec*>& nodes,
                   const LogsCallbacks& callbacks, const std::function<void()>& cancel_all) const;
-  // Runs the agent's --stacks on every node at once: where each node's
+  // Runs the agent's `stacks` on every node at once: where each node's
   // running ranks stand, in spec order. NotFound for a node with no
   // connection; an error naming what the node's agent said otherwise.
   std::vector<absl::StatusOr<StacksMessage>> Stacks() const;
-  // Runs the agent's --top on every node at once: each node's figures and
+  // Runs the agent's `top` on every node at once: each node's figures and
   // its ranks', as one report with that node alone (named as the spec
   // names it), in spec order. NotFound for a node with no connection; an
   // error naming what the node's agent said otherwise. `cancel` (may be

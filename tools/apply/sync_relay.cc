@@ -1,9 +1,9 @@
 // The sync relay, apply's side: the chief is synced directly; its agent
-// then serves its tree (`--relay-serve`, TLS with the job's key, which
+// then serves its tree (`relay-serve`, TLS with the job's key, which
 // apply writes to each node through the transport first) while the other
 // nodes that lack files fetch their own diff along a chain (RelayParent),
 // each from the one before it, which passes on what it receives as it
-// receives it (`--relay-from` with `--relay-port`), over the nodes'
+// receives it (`relay-fetch` with `--port`), over the nodes'
 // network, so the changed files cross this machine's link once. A node
 // whose parent cannot be reached or breaks off turns to the chief; one that
 // cannot reach the chief either gets a direct sync; the step says which.
@@ -25,15 +25,27 @@
 #include "tools/apply/parallel_for.h"
 #include "tools/apply/sync_steps.h"
 #include "tools/plan/node_scripts.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/relay_contract.h"
 #include "tools/protocol/relay_report.h"
 #include "tools/util/digest.h"
 #include "tools/util/human_units.h"
-#include "tools/util/shell_quote.h"
 
 namespace fleetplan {
 namespace {
+
+// The chief's relay server on `port`, until `receivers` were served or its
+// stdin ends.
+std::string RelayServeCommand(const NodeSpec& chief, int port, size_t receivers) {
+  AgentRelayServe relay;
+  relay.root = chief.workdir;
+  relay.manifest = SyncManifestPath(chief);
+  relay.key_file = JobKeyPath(chief);
+  relay.port = port;
+  relay.expect = static_cast<int>(receivers);
+  return AgentCommandLine(AgentPath(chief), relay);
+}
 
 // What other nodes reach `node` by, as HOST:PORT.
 std::string PeerTarget(const NodeSpec& node, int port) {
@@ -111,11 +123,7 @@ void SyncSteps::RelayFrom(const std::vector<const Step*>& others) {
     return;
   }
   CommandSpec serve;
-  serve.command = absl::StrCat(ShellQuote(AgentPath(chief)), " --relay-serve=",
-                               ShellQuote(chief.workdir), " --manifest=",
-                               ShellQuote(SyncManifestPath(chief)), " ", KeyFileArg(chief),
-                               " --relay-port=", port, " --relay-expect=", 2 * others.size(),
-                               " --watch-stdin");
+  serve.command = RelayServeCommand(chief, port, 2 * others.size());
   serve.hold_stdin = true;
   absl::Notification others_done, listening, server_ended;
   absl::Mutex served_mu;
@@ -235,23 +243,26 @@ std::string SyncSteps::FetchCommand(const Step& step, const NodeSpec& node,
   const int port = context_.spec.SupervisorPort();
   // Its parent in the chain (the chief when it has none), the chief after
   // it, and its own child, served on the supervisor port of this node.
-  std::string chain_flags =
-      &parent == &chief ? ""
-                        : absl::StrCat(" --relay-fallback=", ShellQuote(relay_from_),
-                                       " --relay-fallback-node=", ShellQuote(chief.name));
-  if (link.children > 0) {
-    absl::StrAppend(&chain_flags, " --relay-port=", port, " --relay-expect=", link.children);
+  AgentRelayFetch fetch;
+  fetch.key_file = JobKeyPath(node);
+  fetch.from = PeerTarget(parent, port);
+  fetch.from_node = parent.name;
+  if (&parent != &chief) {
+    fetch.fallback = relay_from_;
+    fetch.fallback_node = chief.name;
   }
+  if (link.children > 0) {
+    fetch.port = port;
+    fetch.expect = link.children;
+  }
+  fetch.root = node.workdir;
+  fetch.manifest = SyncManifestPath(node);
+  fetch.expect_digest = DigestHex(SerializeManifest(manifest_));
+  fetch.all = context_.options.force;
   // The fetch records the step once the tree checked.
   const std::string record = context_.records.RecordCommand(step, step.hash);
-  return absl::StrCat(ShellQuote(AgentPath(node)), " ", KeyFileArg(node), " --relay-from=",
-                      ShellQuote(PeerTarget(parent, port)), " --relay-from-node=",
-                      ShellQuote(parent.name), chain_flags, " --relay-root=",
-                      ShellQuote(node.workdir), " --manifest=",
-                      ShellQuote(SyncManifestPath(node)), " --relay-expect-digest=",
-                      DigestHex(SerializeManifest(manifest_)),
-                      context_.options.force ? " --relay-all" : "",
-                      record.empty() ? "" : " && ", record);
+  return absl::StrCat(AgentCommandLine(AgentPath(node), fetch), record.empty() ? "" : " && ",
+                      record);
 }
 
 StepOutcome SyncSteps::FallBackToDirect(const Step& step, const NodeSpec& node,

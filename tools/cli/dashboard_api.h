@@ -70,7 +70,7 @@ absl::StatusOr<LogFilter> ParseLogFilter(absl::string_view node, absl::string_vi
 // when it is not one.
 absl::StatusOr<uint64_t> ParseSince(absl::string_view since);
 
-// What the ranks of one run printed, as the agents' `--logs` prints it
+// What the ranks of one run printed, as the agents' `logs` prints it
 // ("[node/rank] text"), kept for the page: each line with a sequence
 // number, and of the trainer's "step" events a point per rank with the
 // generation it came from (the agent's "--- restart N of M ---" line in a

@@ -3,7 +3,7 @@
 
 // `stacks`: where every rank of a running job stands now, grouped by its
 // innermost frame of the user's code, read on every node through the
-// spec's transports (fleetplan-agent --stacks). The job runs on unharmed:
+// spec's transports (fleetplan-agent stacks). The job runs on unharmed:
 // the stack tools attach for a moment and detach, no signal is sent.
 
 #include "tools/cli/spec_target.h"

@@ -3,7 +3,7 @@
 
 // `top`: every node's CPU, memory and GPUs and every rank's CPU, memory,
 // output and steps, read through the spec's transports (each node's agent
-// samples its own: fleetplan-agent --top, one short command per node, all
+// samples its own: fleetplan-agent top, one short command per node, all
 // nodes at once) and refreshed until the user quits. Nothing runs on the
 // nodes between refreshes.
 

@@ -14,6 +14,8 @@
 #include "absl/synchronization/notification.h"
 #include "tools/hold/unix_socket.h"
 #include "tools/protocol/hold_wire.h"
+#include "tools/protocol/session_message.h"
+#include "tools/util/overloaded.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -90,28 +92,26 @@ class Session {
   }
 
  private:
-  absl::Status Dispatch(const Frame& request) {
-    switch (request.type) {
-      case FrameType::kRead:
-        return Read(request);
-      case FrameType::kWrite:
-        if (request.fields.size() != 3) return Refuse("a write of another shape");
-        return Answer(wire_, Noted(node_.WriteFile(request.fields[0], request.fields[2],
-                                                   ModeOf(request.fields[1]))));
-      case FrameType::kRemove: {
-        if (request.fields.empty()) return Refuse("a remove without its root");
-        std::vector<std::string> paths(request.fields.begin() + 1, request.fields.end());
-        return Answer(wire_, Noted(node_.RemoveFiles(request.fields[0], paths)));
-      }
-      case FrameType::kPut:
-        return Put(request);
-      case FrameType::kRun:
-        return Run(request);
-      case FrameType::kOpenStream:
-        return Relay(request);
-      default:
-        return Refuse("a request the connection holder does not serve");
-    }
+  absl::Status Dispatch(const Frame& frame) {
+    if (frame.type == FrameType::kOpenStream) return Relay(frame);
+    absl::StatusOr<SessionRequest> request = ParseSessionRequest(frame);
+    if (!request.ok()) return Refuse(request.status().message());
+    return std::visit(
+        Overloaded{
+            [this](const ReadRequest& read) { return Read(read); },
+            [this](const WriteRequest& write) {
+              return Answer(wire_, Noted(node_.WriteFile(write.path, write.content, write.mode)));
+            },
+            [this](const RemoveRequest& remove) {
+              return Answer(wire_, Noted(node_.RemoveFiles(remove.root, remove.paths)));
+            },
+            [this](const PutRequest& put) { return Put(put); },
+            [this](const RunRequest& run) { return Run(run); },
+            [this](const auto&) {
+              return Refuse("a request the connection holder does not serve");
+            },
+        },
+        *request);
   }
 
   absl::Status Refuse(absl::string_view why) {
@@ -125,36 +125,30 @@ class Session {
     return status;
   }
 
-  static uint32_t ModeOf(const std::string& text) {
-    uint32_t mode = 0644;
-    return absl::SimpleAtoi(text, &mode) ? mode & 07777 : 0644;
-  }
-
-  absl::Status Read(const Frame& request) {
-    std::vector<std::string> fields;
-    for (absl::StatusOr<std::string>& content : node_.ReadFiles(request.fields)) {
+  absl::Status Read(const ReadRequest& request) {
+    ContentsAnswer answer;
+    for (absl::StatusOr<std::string>& content : node_.ReadFiles(request.paths)) {
       if (content.ok()) {
-        fields.push_back("ok");
-        fields.push_back(*std::move(content));
+        answer.files.push_back({FileContent::Kind::kOk, *std::move(content)});
       } else {
         Noted(content.status()).IgnoreError();  // kept in healthy_
-        fields.push_back(absl::IsNotFound(content.status()) ? "missing" : "error");
-        fields.push_back(std::string(content.status().message()));
+        answer.files.push_back({absl::IsNotFound(content.status()) ? FileContent::Kind::kMissing
+                                                                   : FileContent::Kind::kError,
+                                std::string(content.status().message())});
       }
     }
-    return wire_.Send(FrameType::kContents, fields);
+    return wire_.SendRaw(EncodeContents(answer));
   }
 
   // put {root, count}, count × (file {path, mode, size}, data...): into the
   // spool, then through the node's connection; the spool emptied after.
-  absl::Status Put(const Frame& request) {
-    absl::StatusOr<uint64_t> count = FrameNumber(request, 1, "a put's file count");
-    if (!count.ok() || *count > kMaxPutFiles) return Refuse("a put of another shape");
+  absl::Status Put(const PutRequest& request) {
+    if (request.count > kMaxPutFiles) return Refuse("a put of more files than a holder takes");
     std::string folder = absl::StrCat(spool_, "/spool.XXXXXX");
     if (mkdtemp(folder.data()) == nullptr) return Refuse("cannot make a spool folder");
     std::vector<FileToSend> files;
-    absl::Status local, stream = ReceiveFiles(*count, folder, &files, &local);
-    if (stream.ok() && local.ok()) local = Noted(node_.PutFiles(files, request.fields[0]));
+    absl::Status local, stream = ReceiveFiles(request.count, folder, &files, &local);
+    if (stream.ok() && local.ok()) local = Noted(node_.PutFiles(files, request.root));
     for (const FileToSend& file : files) unlink(file.local_path.c_str());
     rmdir(folder.c_str());
     if (!stream.ok()) return Refuse(stream.message());
@@ -164,21 +158,18 @@ class Session {
   absl::Status ReceiveFiles(uint64_t count, const std::string& folder,
                             std::vector<FileToSend>* files, absl::Status* local) {
     for (uint64_t i = 0; i < count; ++i) {
-      FP_ASSIGN_OR_RETURN(Frame header, wire_.Next(absl::Seconds(120)));
-      absl::StatusOr<uint64_t> size = FrameNumber(header, 2, "a file's size");
-      if (header.type != FrameType::kFile || !size.ok()) {
-        return absl::InvalidArgumentError("a put whose files are of another shape");
-      }
+      FP_ASSIGN_OR_RETURN(Frame frame, wire_.Next(absl::Seconds(120)));
+      FP_ASSIGN_OR_RETURN(PutFileHeader header, ParsePutFileHeader(frame));
       FileToSend& file = files->emplace_back();
       file.local_path = absl::StrCat(folder, "/", i);
-      file.path = header.fields[0];
-      file.mode = ModeOf(header.fields[1]);
-      file.size = *size;
+      file.path = header.path;
+      file.mode = header.mode;
+      file.size = header.size;
       if (file.path.empty() && local->ok()) {
         *local = absl::NotFoundError("a file could not be read on this machine");
       }
       int fd = open(file.local_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-      for (uint64_t left = *size; left > 0;) {
+      for (uint64_t left = header.size; left > 0;) {
         FP_ASSIGN_OR_RETURN(Frame data, wire_.Next(absl::Seconds(120)));
         if (data.type != FrameType::kData || data.fields.size() != 1 ||
             data.fields[0].size() > left) {
@@ -199,18 +190,12 @@ class Session {
   // run {command, cwd, hold_stdin, graces, NAME=VALUE...}: output frames
   // as it prints, then status; a cancel (or the command leaving) while it
   // runs stops it.
-  absl::Status Run(const Frame& request) {
-    if (request.fields.size() < 5) return Refuse("a run of another shape");
+  absl::Status Run(const RunRequest& request) {
     CommandSpec command;
-    command.command = request.fields[0];
-    command.cwd = request.fields[1];
-    command.hold_stdin = request.fields[2] == "1";
-    for (size_t i = 5; i < request.fields.size(); ++i) {
-      size_t equals = request.fields[i].find('=');
-      if (equals == std::string::npos || equals == 0) return Refuse("an environment entry without a name");
-      command.env.emplace_back(request.fields[i].substr(0, equals),
-                               request.fields[i].substr(equals + 1));
-    }
+    command.command = request.command;
+    command.cwd = request.cwd;
+    command.hold_stdin = request.hold_stdin;
+    command.env = request.env;
     absl::Notification cancel;
     std::atomic<bool> done{false};
     absl::Status watched;

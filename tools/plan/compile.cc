@@ -256,11 +256,8 @@ Phase PreflightPhase(const ClusterSpec& spec,
 Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) {
   PhaseBuilder phase(PhaseKind::kLaunch, spec.nodes.size());
   const NodeSpec& chief = spec.chief();
-  std::vector<absl::string_view> names;
-  names.reserve(spec.nodes.size());
-  for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
   Supervision coordinator;
-  coordinator.nodes = absl::StrJoin(names, ",");
+  for (const NodeSpec& node : spec.nodes) coordinator.nodes.push_back(node.name);
   coordinator.supervisor_port = spec.SupervisorPort();
   coordinator.heartbeat_timeout = spec.job.heartbeat_timeout;
   Supervision worker;

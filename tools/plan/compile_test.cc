@@ -269,12 +269,13 @@ TEST(CompilePlanTest, PreflightListsItsChecks) {
   EXPECT_TRUE(preflight.steps[1].serves_phase);
   // The agent runs the checks, after the python activation.
   EXPECT_THAT(preflight.steps[1].command,
-              HasSubstr("\"$fp_agent\" '--preflight={\"chief_address\":\"10.0.0.5\","));
+              HasSubstr("/fleetplan-agent preflight --protocol=2 "
+                        "'--request={\"chief_address\":\"10.0.0.5\","));
   EXPECT_THAT(preflight.steps[1].command, HasSubstr("\"listen_for\":2,"));
   EXPECT_THAT(preflight.steps[0].command, HasSubstr("\"listen_for\":0,"));
   EXPECT_THAT(preflight.steps[0].command, HasSubstr("\"connect_timeout_s\":30.0,"));
   EXPECT_LT(preflight.steps[0].command.find(". /home/ubuntu/venvs/train/bin/activate"),
-            preflight.steps[0].command.find("--preflight="));
+            preflight.steps[0].command.find("--request="));
 }
 
 TEST(CompilePlanTest, LaunchCommand) {
@@ -284,11 +285,11 @@ TEST(CompilePlanTest, LaunchCommand) {
   EXPECT_EQ(step.command,
             "cd /home/ubuntu/project && chmod 700 .fleetplan && "
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "
-            "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent "
-            "--node=head --first-rank=2 --nproc=2 --restarts=0 "
+            "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent launch --protocol=2 "
+            "--node=head --first-rank=2 --nproc=2 "
             "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs "
             "--key-file=/home/ubuntu/project/.fleetplan/nodes/head/job.key --detach "
-            "--nodes=worker,head --supervisor-port=29501 --heartbeat-timeout=30s -- "
+            "--nodes=worker,head --supervisor-port=29501 -- "
             "/home/ubuntu/project/.fleetplan/bin/train "
             "--backend=gloo --dataset=fashion-mnist --epochs=2");
 }
@@ -310,7 +311,7 @@ TEST(CompilePlanTest, AHangTimeoutReachesEveryAgent) {
   spec.job.hang_timeout = absl::Seconds(90);
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
   for (const Step& step : PhaseOf(plan, PhaseKind::kLaunch).steps) {
-    EXPECT_THAT(step.command, HasSubstr(" --heartbeat-timeout=30s --hang-timeout=1m30s -- "));
+    EXPECT_THAT(step.command, HasSubstr(" --hang-timeout=1m30s -- "));
   }
   FP_ASSERT_OK_AND_ASSIGN(Plan unset, CompilePlan(TwoByTwoSpec(), {}));
   EXPECT_NE(unset.hash, plan.hash);

@@ -150,16 +150,16 @@ TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {
   std::vector<std::string> expected = {
       head.workdir,
       "10.0.0.5",
+      "launch",
+      "--protocol=2",
       "--node=head",
       "--first-rank=2",
       "--nproc=2",
-      "--restarts=0",
       absl::StrCat("--log-dir=", head.workdir, "/.fleetplan/nodes/head/logs"),
       absl::StrCat("--key-file=", head.workdir, "/.fleetplan/nodes/head/job.key"),
       "--detach",
       "--nodes=worker,head",
       "--supervisor-port=29501",
-      "--heartbeat-timeout=30s",
       "--",
       absl::StrCat(head.workdir, "/.fleetplan/bin/train")};
   expected.insert(expected.end(), spec_.job.args.begin(), spec_.job.args.end());

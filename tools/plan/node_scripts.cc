@@ -4,6 +4,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/strip.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/shell_quote.h"
 
 namespace fleetplan {
@@ -121,85 +122,66 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
       " >&2; cd; }\n", command_line, "\n");
 }
 
-std::string KeyFileArg(const NodeSpec& node) {
-  return ShellQuote(absl::StrCat("--key-file=", JobKeyPath(node)));
-}
-
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
+  AgentLaunch launch;
+  launch.node = node.name;
+  launch.first_rank = first_rank;
+  launch.nproc = node.nproc;
+  launch.restarts = job.restarts;
+  launch.log_dir = NodeLogDir(node);
+  launch.key_file = JobKeyPath(node);
+  launch.detach = true;
+  if (!supervision.nodes.empty()) {
+    launch.nodes = supervision.nodes;
+    launch.supervisor_port = supervision.supervisor_port;
+  } else {
+    launch.coordinator = supervision.coordinator;
+  }
+  launch.heartbeat_timeout = supervision.heartbeat_timeout;
+  launch.hang_timeout = job.hang_timeout.value_or(absl::ZeroDuration());
+  launch.launcher = job.launcher.launcher;
+  launch.local_rank_arg = job.launcher.local_rank_arg;
+  launch.progress = job.progress;
+  launch.program = {ProgramPath(job, node)};
+  launch.program.insert(launch.program.end(), job.args.begin(), job.args.end());
   // The state folder is the job's user's alone (one an earlier version
   // made 0755 is tightened here, on every launch).
-  std::string command = absl::StrCat(
-      "cd ", ShellQuote(node.workdir), " && chmod 700 ", kStateDirName,
-      " && . ", ShellQuote(EnvScriptPath(node)),
-      " && exec ", ShellQuote(AgentPath(node)),
-      " ", ShellQuote(absl::StrCat("--node=", node.name)),
-      " --first-rank=", first_rank, " --nproc=", node.nproc,
-      " --restarts=", job.restarts, " ",
-      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ", KeyFileArg(node),
-      " --detach");
-  if (!supervision.nodes.empty()) {
-    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--nodes=", supervision.nodes)),
-                    " --supervisor-port=", supervision.supervisor_port);
-  } else {
-    absl::StrAppend(&command, " ",
-                    ShellQuote(absl::StrCat("--coordinator=", supervision.coordinator)));
-  }
-  absl::StrAppend(&command, " --heartbeat-timeout=",
-                  absl::FormatDuration(supervision.heartbeat_timeout));
-  if (job.hang_timeout.has_value()) {
-    absl::StrAppend(&command, " --hang-timeout=", absl::FormatDuration(*job.hang_timeout));
-  }
-  // The agent's default is torchrun's contract.
-  if (job.launcher.launcher != Launcher::kTorchrun) {
-    absl::StrAppend(&command, " --launcher=", LauncherName(job.launcher.launcher));
-  }
-  if (!job.launcher.local_rank_arg.empty()) {
-    absl::StrAppend(&command, " ",
-                    ShellQuote(absl::StrCat("--local-rank-arg=", job.launcher.local_rank_arg)));
-  }
-  if (!job.progress.empty()) {
-    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--progress=", job.progress)));
-  }
-  absl::StrAppend(&command, " -- ",
-                  ShellQuote(ProgramPath(job, node)));
-  for (const std::string& arg : job.args) {
-    absl::StrAppend(&command, " ", ShellQuote(arg));
-  }
-  return command;
+  return absl::StrCat("cd ", ShellQuote(node.workdir), " && chmod 700 ", kStateDirName, " && . ",
+                      ShellQuote(EnvScriptPath(node)), " && exec ",
+                      AgentCommandLine(AgentPath(node), launch));
 }
-
-namespace {
-
-// The node's agent reading its job's files: `exec agent MODE --log-dir=...
-// --node=...`.
-std::string AgentReadCommand(const NodeSpec& node, absl::string_view mode) {
-  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " ", mode, " ",
-                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))), " ",
-                      ShellQuote(absl::StrCat("--node=", node.name)));
-}
-
-}  // namespace
 
 std::string LogsCommand(const NodeSpec& node, const LogsRequest& request) {
-  std::string command = AgentReadCommand(node, "--logs");
-  if (!request.run_id.empty()) {
-    absl::StrAppend(&command, " ", ShellQuote(absl::StrCat("--run=", request.run_id)));
-  }
-  if (request.rank >= 0) absl::StrAppend(&command, " --rank=", request.rank);
-  if (request.tail >= 0) absl::StrAppend(&command, " --tail=", request.tail);
-  if (request.follow) absl::StrAppend(&command, " --follow");
-  return command;
+  AgentLogs logs;
+  logs.log_dir = NodeLogDir(node);
+  logs.node = node.name;
+  logs.run_id = request.run_id;
+  logs.rank = request.rank;
+  logs.tail = request.tail;
+  logs.follow = request.follow;
+  return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), logs));
 }
 
 std::string StopCommand(const NodeSpec& node) {
-  return absl::StrCat("exec ", ShellQuote(AgentPath(node)), " --stop ",
-                      ShellQuote(absl::StrCat("--log-dir=", NodeLogDir(node))));
+  AgentStop stop;
+  stop.log_dir = NodeLogDir(node);
+  return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), stop));
 }
 
-std::string StacksCommand(const NodeSpec& node) { return AgentReadCommand(node, "--stacks"); }
+std::string StacksCommand(const NodeSpec& node) {
+  AgentStacks stacks;
+  stacks.log_dir = NodeLogDir(node);
+  stacks.node = node.name;
+  return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), stacks));
+}
 
-std::string TopCommand(const NodeSpec& node) { return AgentReadCommand(node, "--top"); }
+std::string TopCommand(const NodeSpec& node) {
+  AgentTop top;
+  top.log_dir = NodeLogDir(node);
+  top.node = node.name;
+  return absl::StrCat("exec ", AgentCommandLine(AgentPath(node), top));
+}
 
 std::string EnsureKeyCommand() {
   return "test -f ~/.ssh/id_ed25519 || { mkdir -p ~/.ssh && chmod 700 ~/.ssh && "

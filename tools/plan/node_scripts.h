@@ -67,23 +67,20 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
 // coordinates (it lists every node and listens on the supervisor port),
 // every other node's connects to it.
 struct Supervision {
-  std::string nodes;        // the chief: every node's name, comma-separated
-  std::string coordinator;  // the others: the chief's reach address:port
-  int supervisor_port = 0;  // the chief's
+  std::vector<std::string> nodes;  // the chief: every node's name
+  std::string coordinator;         // the others: the chief's reach address:port
+  int supervisor_port = 0;         // the chief's
   absl::Duration heartbeat_timeout = absl::Seconds(30);
 };
 
-// `--key-file=` the node's job key, quoted for its shell: how every agent
-// that talks to another (launch, relay) is told where its key is (never
-// the key itself: command lines are everyone's to read).
-std::string KeyFileArg(const NodeSpec& node);
-
 // The command that starts the node's agent detached (it outlives the
 // transport's session), which starts its ranks; it returns once they run.
+// The agent is told where the node's job key is (JobKeyPath), never the
+// key itself: command lines are everyone's to read.
 std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision);
 
-// What `logs` asks of a node's agent (fleetplan-agent --logs).
+// What `logs` asks of a node's agent (fleetplan-agent logs).
 struct LogsRequest {
   std::string run_id;  // empty: the latest run
   int rank = -1;       // -1: every rank of the node
@@ -99,11 +96,11 @@ std::string LogsCommand(const NodeSpec& node, const LogsRequest& request);
 std::string StopCommand(const NodeSpec& node);
 
 // Prints where the node's running ranks stand, as one `stacks` peer
-// message (fleetplan-agent --stacks).
+// message (fleetplan-agent stacks).
 std::string StacksCommand(const NodeSpec& node);
 
 // Prints the node's CPU, memory and GPUs and its ranks' figures, as one
-// TopReport line (fleetplan-agent --top, tools/protocol/top_report.h).
+// TopReport line (fleetplan-agent top, tools/protocol/top_report.h).
 std::string TopCommand(const NodeSpec& node);
 
 // Creates ~/.ssh/id_ed25519 when missing and prints its public key.

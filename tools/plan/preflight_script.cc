@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "tools/plan/node_scripts.h"
 #include "tools/protocol/node_layout.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/shell_quote.h"
 
 namespace fleetplan {
@@ -106,6 +107,22 @@ PreflightRequest PreflightRequestFor(const NodeSpec& node, const PreflightInputs
   return request;
 }
 
+namespace {
+
+// The agent's preflight command line; the python activation's outcome
+// and output are known on the node only, in the script's variables.
+std::string PreflightAgentCommand(const NodeSpec& node, const PreflightInputs& inputs) {
+  AgentPreflight preflight;
+  preflight.request = PreflightRequestFor(node, inputs);
+  std::vector<NodeSideValue> on_node;
+  if (node.python.kind != PythonEnv::Kind::kNone) {
+    on_node = {{"activation", "\"$fp_activation\""}, {"activation-output", "\"$fp_out\""}};
+  }
+  return AgentCommandLine(AgentPath(node), preflight, on_node);
+}
+
+}  // namespace
+
 std::string PreflightScript(const NodeSpec& node, const std::vector<NodeVar>& node_env,
                             const PreflightInputs& inputs) {
   std::string agent = AgentPath(node);
@@ -120,16 +137,11 @@ std::string PreflightScript(const NodeSpec& node, const std::vector<NodeVar>& no
       "fi\n", ActivationLines(node.python), EnvExports(node_env),
       // The chief's listeners end when this stdin does: apply closes it
       // once the other nodes' checks have ended.
-      "\"$fp_agent\" ",
-      ShellQuote(absl::StrCat("--preflight=",
-                              PreflightRequestToJson(PreflightRequestFor(node, inputs)))));
-  if (node.python.kind != PythonEnv::Kind::kNone) {
-    absl::StrAppend(&script, " --activation=\"$fp_activation\" --activation-output=\"$fp_out\"");
-  }
+      PreflightAgentCommand(node, inputs));
   absl::StrAppend(
       &script, "\nfp_status=$?\n", "if [ \"$fp_status\" -gt 1 ]; then\n",
       AgentProblem(inputs.mode,
-                   "\"fleetplan-agent --preflight ended with status $fp_status before its "
+                   "\"fleetplan-agent preflight ended with status $fp_status before its "
                    "checks were done (an older agent, or it crashed); apply copies the current "
                    "one to the node\""),
       "fi\n", "exit \"$fp_status\"\n");

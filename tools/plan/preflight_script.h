@@ -2,8 +2,8 @@
 #define FLEETPLAN_TOOLS_PLAN_PREFLIGHT_SCRIPT_H_
 
 // The shell around a node's preflight checks. The checks themselves are
-// the launch agent's (tools/agent/preflight.h, `fleetplan-agent
-// --preflight=<json>`); what stays shell is what must happen in the user's
+// the launch agent's (tools/agent/preflight.h, `fleetplan-agent preflight
+// --request=<json>`); what stays shell is what must happen in the user's
 // shell: activating the venv or conda env (noting whether it worked) and
 // exporting what env.sh exports, so that the agent, and the loader and
 // nvidia-smi it runs, see the ranks' PATH and LD_LIBRARY_PATH.

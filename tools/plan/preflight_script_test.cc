@@ -164,7 +164,7 @@ TEST_F(PreflightScriptTest, WithoutTheAgentNothingPasses) {
 TEST_F(PreflightScriptTest, AnAgentThatEndsAbnormallyIsNeverAPass) {
   ASSERT_THAT(RunSh(absl::StrCat("mkdir -p ", ShellQuote(BinPath(spec_.nodes[1], "")))),
               IsOk());
-  // An agent from before --preflight: an unknown flag, status 2, no lines.
+  // An agent of an older protocol: it refuses the command, status 2, no lines.
   Executable(AgentPath(spec_.nodes[1]), "echo 'unknown flag preflight' >&2; exit 2\n");
   Outcome applied = RunNode(1);
   EXPECT_EQ(applied.status, 1) << applied.text;

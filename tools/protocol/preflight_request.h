@@ -2,7 +2,7 @@
 #define FLEETPLAN_TOOLS_PROTOCOL_PREFLIGHT_REQUEST_H_
 
 // What a node's preflight checks are asked to check: the plan writes it as
-// one JSON argument, `fleetplan-agent --preflight=<json>`, and the launch
+// one JSON argument, `fleetplan-agent preflight --request=<json>`, and the launch
 // agent runs the checks (tools/agent/preflight.h), printing the lines of
 // check_line.h. The agent runs in the ranks' environment (the python
 // activation and the exports of env.sh), which the plan's small shell

@@ -2,7 +2,7 @@
 #define FLEETPLAN_TOOLS_PROTOCOL_SESSION_WIRE_H_
 
 // The framing of an apply session: apply talks to the launch agent already
-// on a node (`fleetplan-agent --apply-session`) over one command's stdin and
+// on a node (`fleetplan-agent session`) over one command's stdin and
 // stdout, instead of starting a program on the node for every read, write,
 // check and launch. Every message is a frame: one type byte, the payload's
 // length (4 bytes, big-endian), then the payload, a list of fields, each its
@@ -22,8 +22,9 @@
 //   workdir {workdir, state folder, bytes}
 //                                  → output {check line}, status {0|1}
 //
-// A request's paths are absolute (put and remove: relative to their root,
-// and kept under it). The session ends when apply closes stdin, or after
+// The requests and the read's answer are typed over these frames in
+// session_message.h. A request's paths are absolute (put and remove:
+// relative to their root, and kept under it). The session ends when apply closes stdin, or after
 // kSessionIdleTimeout without a request while no command runs: apply may be
 // gone without a word (a node cut off the network never sees the end of
 // its input), and an agent must not wait there for ever. Apply starts a

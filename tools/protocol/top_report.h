@@ -3,7 +3,7 @@
 
 // What `top` shows of a job: every node's CPU, memory and GPUs and every
 // rank's CPU, memory, output and steps. Each node's agent answers
-// `fleetplan-agent --top` with one of these holding its own node (one line
+// `fleetplan-agent top` with one of these holding its own node (one line
 // of JSON); `top --json` prints the whole job's, one per refresh:
 //
 //   {"state", "run_id", "generation",

@@ -9,6 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "tools/util/path_policy.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 #include "tools/util/timed_cancel.h"
@@ -46,9 +47,9 @@ absl::Status VerifyTree(Connection& connection, const std::string& remote_root,
   absl::StatusOr<int> exit =
       options.verify_on_node
           ? options.verify_on_node(&output)
-          : connection.Run({absl::StrCat(ShellQuote(options.verifier), " --verify-tree=",
-                                         ShellQuote(remote_root), " --manifest=",
-                                         ShellQuote(manifest_path),
+          : connection.Run({absl::StrCat(AgentCommandLine(options.verifier,
+                                                          AgentVerifyTree{remote_root,
+                                                                          manifest_path}),
                                          options.after_verify.empty() ? "" : " && ",
                                          options.after_verify)},
                            [&](absl::string_view chunk) { absl::StrAppend(&output, chunk); },

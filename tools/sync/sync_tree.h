@@ -51,8 +51,9 @@ struct SyncOptions {
   // Runs only when there is something to send (may be empty).
   BeforeSend before_send;
   // The launch agent on the node (absolute; empty: no check). After a sync
-  // that changed something it checks every file under the root against the
-  // new manifest (`--verify-tree`), so what the ranks run is what was sent.
+  // that changed something it checks every file under the root against
+  // the new manifest (`fleetplan-agent verify-tree`), so what the ranks
+  // run is what was sent.
   std::string verifier;
   // Shell text run on the node right after the verifier passed, in the
   // same command (one round trip fewer: apply records the step there).

@@ -229,8 +229,8 @@ TEST_F(SyncTreeTest, VerifierChecksEveryChangedSyncOnly) {
   FilesystemConnection first;
   ASSERT_THAT(Sync(first), IsOk());
   EXPECT_THAT(first.commands,
-              ElementsAre("'/work dir/.fleetplan/bin/fleetplan-agent' --verify-tree=" + dest_ +
-                          " --manifest=" + manifest_path_));
+              ElementsAre("'/work dir/.fleetplan/bin/fleetplan-agent' verify-tree --protocol=2 "
+                          "--root=" + dest_ + " --manifest=" + manifest_path_));
   FilesystemConnection unchanged;
   ASSERT_THAT(Sync(unchanged), IsOk());
   EXPECT_THAT(unchanged.commands, IsEmpty()) << "nothing sent, nothing to check";

@@ -1,6 +1,7 @@
 #include "tools/util/shell_quote.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
 
 namespace fleetplan {
 namespace {
@@ -89,6 +90,49 @@ std::string ShellWordExpandingVars(absl::string_view value) {
   flush_literal(value.size());
   if (word.empty()) return "''";
   return word;
+}
+
+absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view line) {
+  std::vector<std::string> words;
+  std::string word;
+  bool in_word = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (in_word) words.push_back(std::move(word));
+      word.clear();
+      in_word = false;
+      continue;
+    }
+    in_word = true;
+    if (c == '\\' && i + 1 < line.size()) {
+      word += line[++i];
+    } else if (c == '\'') {
+      size_t end = line.find('\'', i + 1);
+      if (end == absl::string_view::npos) {
+        return absl::InvalidArgumentError(absl::StrCat("an unterminated ' at byte ", i));
+      }
+      word.append(line.data() + i + 1, end - i - 1);
+      i = end;
+    } else if (c == '"') {
+      size_t j = i + 1;
+      for (; j < line.size() && line[j] != '"'; ++j) {
+        if (line[j] == '\\' && j + 1 < line.size() &&
+            absl::string_view("\\\"$`").find(line[j + 1]) != absl::string_view::npos) {
+          ++j;
+        }
+        word += line[j];
+      }
+      if (j >= line.size()) {
+        return absl::InvalidArgumentError(absl::StrCat("an unterminated \" at byte ", i));
+      }
+      i = j;
+    } else {
+      word += c;
+    }
+  }
+  if (in_word) words.push_back(std::move(word));
+  return words;
 }
 
 }  // namespace fleetplan

@@ -4,7 +4,9 @@
 // Quoting for the POSIX sh commands and env.sh files a plan runs on nodes.
 
 #include <string>
+#include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace fleetplan {
@@ -20,6 +22,14 @@ std::string ShellQuote(absl::string_view value);
 // so command substitutions, backquotes, backslashes and quotes arrive as
 // written. A `$` not followed by a name is literal.
 std::string ShellWordExpandingVars(absl::string_view value);
+
+// The words of `line` as sh would split it, quotes removed: single quotes
+// (ShellQuote's form), double quotes (\\, \", \$ and \` escaped) and
+// backslashes outside quotes. No expansion: `$X` stays as written, and
+// operators (`&&`, `;`) are words of their own only when spaces surround
+// them. InvalidArgument for an unterminated quote. The inverse of joining
+// ShellQuote'd words with spaces; tests read command lines back with it.
+absl::StatusOr<std::vector<std::string>> SplitShellWords(absl::string_view line);
 
 }  // namespace fleetplan
 

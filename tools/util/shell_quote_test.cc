@@ -118,5 +118,27 @@ TEST(ShellWordExpandingVarsTest, ExpandedValueIsNotReevaluated) {
   EXPECT_FALSE(FileExists(dir + "/again"));
 }
 
+TEST(SplitShellWordsTest, ReadsQuotedWordsBack) {
+  for (const std::string& value : HostileValues("/tmp")) {
+    EXPECT_THAT(SplitShellWords(absl::StrCat("a ", ShellQuote(value), "  b")),
+                IsOkAndHolds(std::vector<std::string>{"a", value, "b"}))
+        << value;
+  }
+}
+
+TEST(SplitShellWordsTest, DoubleQuotesAndBackslashes) {
+  EXPECT_THAT(SplitShellWords("x\\ y \"a \\\" $b\" c'd'e"),
+              IsOkAndHolds(std::vector<std::string>{"x y", "a \" $b", "cde"}));
+  EXPECT_THAT(SplitShellWords("a && b"),
+              IsOkAndHolds(std::vector<std::string>{"a", "&&", "b"}));
+  EXPECT_THAT(SplitShellWords(" "), IsOkAndHolds(std::vector<std::string>{}));
+}
+
+TEST(SplitShellWordsTest, UnterminatedQuotes) {
+  EXPECT_THAT(SplitShellWords("a 'b"), StatusIs(absl::StatusCode::kInvalidArgument,
+                                                 testing::HasSubstr("unterminated '")));
+  EXPECT_THAT(SplitShellWords("\"b"), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
 }  // namespace
 }  // namespace fleetplan

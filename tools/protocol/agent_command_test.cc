@@ -1,0 +1,268 @@
+#include "tools/protocol/agent_command.h"
+
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/util/status_matchers.h"
+
+namespace fleetplan {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// Writes `command`, reads it back and writes that again: the same words.
+template <typename T>
+T RoundTrip(const T& command) {
+  std::vector<std::string> args = AgentArgs(command);
+  absl::StatusOr<AgentCommand> parsed = ParseAgentCommand(args);
+  EXPECT_THAT(parsed, IsOk());
+  if (!parsed.ok() || !std::holds_alternative<T>(*parsed)) return T();
+  EXPECT_EQ(AgentArgs(*parsed), args);
+  EXPECT_EQ(AgentCommandName(*parsed), T::kName);
+  return std::get<T>(*parsed);
+}
+
+TEST(AgentCommandTest, LaunchRoundTrips) {
+  AgentLaunch launch;
+  launch.node = "head";
+  launch.first_rank = 2;
+  launch.nproc = 2;
+  launch.restarts = 1;
+  launch.log_dir = "/w dir/logs";
+  launch.key_file = "/w/job.key";
+  launch.detach = true;
+  launch.nodes = {"worker", "head"};
+  launch.supervisor_port = 29501;
+  launch.heartbeat_timeout = absl::Seconds(5);
+  launch.hang_timeout = absl::Minutes(10);
+  launch.launcher = Launcher::kDistributedLaunch;
+  launch.local_rank_arg = "--local_rank";
+  launch.progress = "step (\\d+) of";
+  launch.run_id = "r1";
+  launch.grace_period = absl::Seconds(3);
+  launch.watch_stdin = false;
+  launch.program = {"/bin/prog", "--lr=0.1", "--", "it's"};
+  AgentLaunch back = RoundTrip(launch);
+  EXPECT_EQ(back.node, "head");
+  EXPECT_EQ(back.first_rank, 2);
+  EXPECT_EQ(back.nodes, launch.nodes);
+  EXPECT_EQ(back.hang_timeout, absl::Minutes(10));
+  EXPECT_EQ(back.launcher, Launcher::kDistributedLaunch);
+  EXPECT_FALSE(back.watch_stdin);
+  EXPECT_EQ(back.progress, launch.progress);
+  EXPECT_EQ(back.program, launch.program);
+  EXPECT_THAT(AgentArgs(launch),
+              ElementsAre("launch", "--protocol=2", "--node=head", "--first-rank=2", "--nproc=2",
+                          "--restarts=1", "--log-dir=/w dir/logs", "--key-file=/w/job.key",
+                          "--detach", "--nodes=worker,head", "--supervisor-port=29501",
+                          "--heartbeat-timeout=5s", "--hang-timeout=10m",
+                          "--launcher=distributed-launch", "--local-rank-arg=--local_rank",
+                          "--progress=step (\\d+) of", "--run-id=r1", "--grace-period=3s",
+                          "--watch-stdin=false", "--",
+                          "/bin/prog", "--lr=0.1", "--", "it's"));
+}
+
+TEST(AgentCommandTest, DefaultsAreLeftOut) {
+  AgentLaunch worker;
+  worker.node = "w";
+  worker.coordinator = "10.0.0.5:4000";
+  worker.program = {"p"};
+  EXPECT_THAT(AgentArgs(worker), ElementsAre("launch", "--protocol=2", "--node=w",
+                                             "--coordinator=10.0.0.5:4000", "--", "p"));
+  EXPECT_EQ(RoundTrip(worker).coordinator, "10.0.0.5:4000");
+}
+
+TEST(AgentCommandTest, LogsStopStacksRoundTrip) {
+  AgentLogs logs;
+  logs.log_dir = "/l";
+  logs.node = "n";
+  logs.run_id = "r";
+  logs.rank = 0;
+  logs.tail = 5;
+  logs.follow = true;
+  AgentLogs back = RoundTrip(logs);
+  EXPECT_EQ(back.rank, 0);
+  EXPECT_EQ(back.tail, 5);
+  EXPECT_TRUE(back.follow);
+  EXPECT_EQ(back.run_id, "r");
+
+  AgentStop stop;
+  stop.log_dir = "/l";
+  stop.grace_period = absl::Seconds(2);
+  EXPECT_EQ(RoundTrip(stop).grace_period, absl::Seconds(2));
+
+  AgentStacks stacks;
+  stacks.log_dir = "/l";
+  stacks.node = "n";
+  EXPECT_EQ(RoundTrip(stacks).node, "n");
+
+  AgentTop top;
+  top.log_dir = "/l";
+  top.node = "n";
+  EXPECT_THAT(AgentArgs(top), ElementsAre("top", "--protocol=2", "--log-dir=/l", "--node=n"));
+  EXPECT_EQ(RoundTrip(top).node, "n");
+  EXPECT_FALSE(ParseAgentCommand({"top", "--protocol=2", "--node=n"}).ok());
+}
+
+TEST(AgentCommandTest, PreflightRoundTrips) {
+  AgentPreflight preflight;
+  preflight.request.workdir = "/w";
+  preflight.request.master_port = 29500;
+  preflight.request.listen_for = 2;
+  preflight.activation = "failed";
+  preflight.activation_output = "no such file\nbin/activate";
+  AgentPreflight back = RoundTrip(preflight);
+  EXPECT_EQ(PreflightRequestToJson(back.request), PreflightRequestToJson(preflight.request));
+  EXPECT_EQ(back.activation, "failed");
+  EXPECT_EQ(back.activation_output, preflight.activation_output);
+}
+
+TEST(AgentCommandTest, ProbesVerifyAndSessionRoundTrip) {
+  AgentProbeListen listen;
+  listen.port = 4000;
+  listen.expect = 3;
+  listen.timeout = absl::Minutes(5);
+  EXPECT_EQ(RoundTrip(listen).expect, 3);
+  AgentProbeConnect connect;
+  connect.target = "[::1]:4000";
+  EXPECT_EQ(RoundTrip(connect).target, "[::1]:4000");
+  AgentProbeIfname ifname;
+  ifname.address = "10.0.0.1";
+  EXPECT_EQ(RoundTrip(ifname).address, "10.0.0.1");
+  AgentVerifyTree verify;
+  verify.root = "/w";
+  verify.manifest = "/w/.fleetplan/nodes/n/manifest";
+  EXPECT_EQ(RoundTrip(verify).manifest, verify.manifest);
+  EXPECT_THAT(AgentArgs(AgentSession()), ElementsAre("session", "--protocol=2"));
+  RoundTrip(AgentSession());
+}
+
+TEST(AgentCommandTest, RelayRoundTrips) {
+  AgentRelayServe serve;
+  serve.root = "/w";
+  serve.manifest = "/m";
+  serve.key_file = "/k";
+  serve.port = 29501;
+  serve.expect = 4;
+  EXPECT_EQ(RoundTrip(serve).expect, 4);
+  AgentRelayFetch fetch;
+  fetch.key_file = "/k";
+  fetch.from = "10.0.0.2:29501";
+  fetch.from_node = "n2";
+  fetch.fallback = "10.0.0.1:29501";
+  fetch.fallback_node = "chief";
+  fetch.port = 29501;
+  fetch.expect = 1;
+  fetch.root = "/w";
+  fetch.manifest = "/m";
+  fetch.expect_digest = "abc";
+  fetch.all = true;
+  AgentRelayFetch back = RoundTrip(fetch);
+  EXPECT_EQ(back.fallback_node, "chief");
+  EXPECT_TRUE(back.all);
+}
+
+TEST(AgentCommandTest, SlurmWaitsRoundTrip) {
+  AgentSlurmRequest request;
+  request.dir = "/tmp/fleetplan-slurm-7";
+  request.run_id = "r.1";
+  request.timeout = absl::Minutes(2);
+  EXPECT_EQ(RoundTrip(request).run_id, "r.1");
+  AgentSlurmAwait await;
+  await.report = "/tmp/x.report";
+  await.step_exit = "/tmp/x.exit";
+  await.step_log = "/tmp/x.log";
+  await.host = "n-0";
+  await.timeout = absl::Seconds(90);
+  EXPECT_EQ(RoundTrip(await).timeout, absl::Seconds(90));
+}
+
+TEST(AgentCommandTest, RefusesWhatItDoesNotTake) {
+  EXPECT_THAT(ParseAgentCommand({}), StatusIs(absl::StatusCode::kInvalidArgument,
+                                              HasSubstr("no subcommand; one of launch, logs")));
+  EXPECT_THAT(ParseAgentCommand({"log"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did you mean `logs`")));
+  EXPECT_THAT(ParseAgentCommand({"--logs", "--log-dir=/l"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("protocol 1")));
+  EXPECT_THAT(ParseAgentCommand({"stop", "--log-dir=/l", "--node=n"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "stop: unknown option --node; its options: --log-dir, --grace-period"));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir=/l", "--node=n", "--tai=3"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("did you mean --tail?")));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir=/l", "--log-dir=/m", "--node=n"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "logs: --log-dir is given twice"));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir=/l"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, "logs: --node is required"));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir=/l", "--node=n", "--rank=x"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "logs: --rank=x: a whole number expected"));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir=/l", "--node=n", "extra"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "logs: takes no operands, not 'extra'"));
+  EXPECT_THAT(ParseAgentCommand({"logs", "--log-dir", "--node=n"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "logs: --log-dir needs a value: --log-dir=DIR"));
+  EXPECT_THAT(ParseAgentCommand({"session", "--protocol=3"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("this agent speaks protocol 2, the command --protocol=3")));
+}
+
+TEST(AgentCommandTest, RefusesConflicts) {
+  EXPECT_THAT(ParseAgentCommand({"launch", "--node=a", "--nodes=a,b", "--coordinator=h:1", "--",
+                                 "p"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("launch: --nodes and --coordinator exclude each other")));
+  EXPECT_THAT(ParseAgentCommand({"launch", "--node=a", "--supervisor-port=4", "--", "p"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--supervisor-port and --nodes go together")));
+  EXPECT_THAT(ParseAgentCommand({"relay-fetch", "--from=h:1", "--root=/w", "--manifest=/m",
+                                 "--key-file=/k", "--fallback-node=c"}),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       HasSubstr("--fallback-node and --fallback go together")));
+  EXPECT_THAT(ParseAgentCommand({"preflight", "--activation=maybe"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("none, ok or failed")));
+  EXPECT_THAT(ParseAgentCommand({"slurm-request", "--dir=/d", "--run=a/b"}),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--run=a/b")));
+}
+
+TEST(AgentCommandTest, ProtocolIsOptionalByHand) {
+  EXPECT_THAT(ParseAgentCommand({"stop", "--log-dir=/l"}), IsOk());
+}
+
+TEST(AgentCommandTest, CommandLineQuotesAndReadsBack) {
+  AgentStop stop;
+  stop.log_dir = "/w dir/logs";
+  std::string line = AgentCommandLine("/w dir/.fleetplan/bin/fleetplan-agent", stop);
+  EXPECT_EQ(line, "'/w dir/.fleetplan/bin/fleetplan-agent' stop --protocol=2 "
+                  "'--log-dir=/w dir/logs'");
+  absl::StatusOr<AgentCommand> back = ParseAgentCommandLine(absl::StrCat("exec ", line));
+  ASSERT_THAT(back, IsOk());
+  EXPECT_EQ(std::get<AgentStop>(*back).log_dir, "/w dir/logs");
+  back = ParseAgentCommandLine(absl::StrCat(line, " && mv a b"));
+  EXPECT_THAT(back, IsOk());
+  EXPECT_THAT(ParseAgentCommandLine("cat /etc/passwd"),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("runs no fleetplan-agent")));
+}
+
+TEST(AgentCommandTest, NodeSideValuesAreWrittenAsShell) {
+  AgentPreflight preflight;
+  preflight.activation = "ok";
+  std::string line = AgentCommandLine("agent/fleetplan-agent", preflight,
+                                      {{"activation", "\"$a\""}, {"activation-output", "\"$o\""}});
+  EXPECT_THAT(line, HasSubstr(" --activation=\"$a\" --activation-output=\"$o\""));
+  EXPECT_THAT(line, ::testing::Not(HasSubstr("--activation=ok")));
+}
+
+TEST(AgentCommandTest, UsageOfOptions) {
+  std::string usage = OptionsUsage<AgentLaunch>();
+  EXPECT_THAT(usage, HasSubstr("--heartbeat-timeout=DURATION (30s)"));
+  EXPECT_THAT(usage, HasSubstr("--watch-stdin (on)"));
+  EXPECT_THAT(usage, HasSubstr("-- PROGRAM ARGS..."));
+  EXPECT_EQ(OptionsUsage<AgentSession>(), "");
+}
+
+}  // namespace
+}  // namespace fleetplan
