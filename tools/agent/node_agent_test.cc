@@ -369,7 +369,7 @@ class JobTest : public NodeAgentTest {
     for (std::thread& thread : threads) thread.join();
     std::map<std::string, NodeJobState> states;
     for (auto& [name, result] : results) {
-      EXPECT_THAT(result, IsOk()) << name;
+      EXPECT_TRUE(result.ok()) << name << ": " << result.status();
       if (result.ok()) states[name] = *result;
     }
     return states;
