@@ -37,10 +37,7 @@ printf '#!/bin/sh\nexit 0\n' >"$work/tree/job.sh"
 chmod +x "$work/tree/job.sh"
 spec=$work/edit_$n.toml
 {
-  echo "name = \"edit-loop-$n\""
-  echo '[defaults]'
-  echo 'transport = "ssh"'
-  loopback_spec_nodes "$n"
+  loopback_spec_head "edit-loop-$n" "$n"
   echo '[sync]'
   echo "source = \"$work/tree\""
   echo '[job]'

@@ -24,10 +24,7 @@ start_loopback_sshd_for "${sizes[@]}"
 for n in "${sizes[@]}"; do
   spec=$work/exec_$n.toml
   {
-    echo "name = \"exec-bench-$n\""
-    echo '[defaults]'
-    echo 'transport = "ssh"'
-    loopback_spec_nodes "$n"
+    loopback_spec_head "exec-bench-$n" "$n"
     echo '[job]'
     echo 'program = "/bin/true"'
   } >"$spec"

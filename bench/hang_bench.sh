@@ -40,10 +40,7 @@ cp tests/testdata/hang_rank.py "$work/src/"
 
 spec=$work/cluster.toml
 {
-  echo 'name = "hang-bench"'
-  echo '[defaults]'
-  echo 'transport = "ssh"'
-  loopback_spec_nodes "$n"
+  loopback_spec_head "hang-bench" "$n"
   echo '[sync]'
   echo 'source = "src"'
   echo '[env]'

@@ -23,10 +23,7 @@ start_loopback_sshd "$n"
 held=$work/held.toml
 direct=$work/direct.toml
 {
-  echo 'name = "hold-bench"'
-  echo '[defaults]'
-  echo 'transport = "ssh"'
-  loopback_spec_nodes "$n"
+  loopback_spec_head "hold-bench" "$n"
   echo '[job]'
   echo 'program = "/bin/true"'
 } >"$held"

@@ -42,10 +42,7 @@ chmod +x "$work/src/rank.sh"
 write_spec() {  # FAIL_RANK
   local spec=$work/cluster.toml
   {
-    echo 'name = "lifecycle-bench"'
-    echo '[defaults]'
-    echo 'transport = "ssh"'
-    loopback_spec_nodes "$n"
+    loopback_spec_head "lifecycle-bench" "$n"
     echo '[sync]'
     echo 'source = "src"'
     echo '[env]'

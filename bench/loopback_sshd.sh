@@ -19,6 +19,7 @@
 # prints each command's median and spread, and the ratio of A's to B's.
 #
 #   loopback_spec_nodes N
+#   loopback_spec_head NAME N
 #
 # prints a spec's [[nodes]] node1..nodeN (node1 the chief, workdir
 # $work/nodes/<i>) and their [ssh.g<i>] groups, for a spec on these servers.
@@ -84,6 +85,15 @@ Host *
   BatchMode yes
 CONF
   sleep 1
+}
+
+# loopback_spec_head NAME N: a spec's first lines: its name, the ssh
+# transport, and [[nodes]] node1..nodeN with their [ssh.g<i>] groups.
+loopback_spec_head() {
+  echo "name = \"$1\""
+  echo '[defaults]'
+  echo 'transport = "ssh"'
+  loopback_spec_nodes "$2"
 }
 
 loopback_spec_nodes() {

@@ -29,10 +29,7 @@ RANK
 chmod +x "$work/src/rank.sh"
 spec=$work/cluster.toml
 {
-  echo 'name = "top-bench"'
-  echo '[defaults]'
-  echo 'transport = "ssh"'
-  loopback_spec_nodes "$n"
+  loopback_spec_head "top-bench" "$n"
   echo '[sync]'
   echo 'source = "src"'
   echo '[network]'
