@@ -57,7 +57,7 @@ edit="echo \"# \$(date +%s%N)\" >>$work/tree/pkg0/f0001.dat"
 apply="$apply_bin --agent=$agent --parallelism=$n --color=never $spec"
 compare=()
 if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
-  sed "s|$work/nodes/|$work/nodes_b/|; 1s|^name = .*|name = \"edit-loop-$n-b\"|" "$spec" >"$work/edit_b.toml"
+  compare_spec "$spec" "$work/edit_b.toml"
   compare_apply="$COMPARE_BIN_DIR/tools/fleetplan-apply --agent=$COMPARE_BIN_DIR/tools/agent/fleetplan-agent --parallelism=$n --color=never $work/edit_b.toml"
   compare=(-n "fleetplan apply ($COMPARE_BIN_DIR)" "$compare_apply >/dev/null")
   bash -c "$compare_apply" >"$work/first" 2>&1 || { tail -20 "$work/first"; exit 1; }
@@ -84,14 +84,17 @@ PY
 
 echo "== where one apply's time goes (when each phase's last step ended) =="
 bash -c "$edit"
-# The clock starts with apply, not with python (which starts slower than
-# apply reaches its first step).
-start=$(date +%s.%N)
-$apply_bin --agent="$agent" --parallelism="$n" --json "$spec" | python3 -c '
-import json, sys, time
+# Each line is stamped as it arrives, by the shell (python, started
+# after the apply, would see every line at once), then read.
+start=$EPOCHREALTIME
+$apply_bin --agent="$agent" --parallelism="$n" --json "$spec" |
+  while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$work/stamped"
+/usr/bin/python3 - "$start" "$work/stamped" <<'PY'
+import json, sys
 start, last, first_step = float(sys.argv[1]), {}, None
-for line in sys.stdin:
-    at = (time.time() - start) * 1000
+for stamped in open(sys.argv[2]):
+    at, line = stamped.split(" ", 1)
+    at = (float(at) - start) * 1000
     event = json.loads(line)
     if event.get("event") == "step":
         first_step = at if first_step is None else first_step
@@ -102,4 +105,4 @@ label = "first step event (spec, source hashing, connect)"
 print(f"{label:50} {first_step:7.1f} ms")
 for phase, at in last.items():
     print(f"{phase:50} {at:7.1f} ms")
-' "$start"
+PY

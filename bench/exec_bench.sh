@@ -18,7 +18,7 @@ runs=${RUNS:-10}
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
-exec_bin="$(opt_build //tools:fleetplan-exec)/tools/fleetplan-exec"
+exec_bin="${BIN_DIR:-$(opt_build //tools:fleetplan-exec)}/tools/fleetplan-exec"
 start_loopback_sshd_for "${sizes[@]}"
 
 for n in "${sizes[@]}"; do
@@ -50,8 +50,18 @@ for n in "${sizes[@]}"; do
     bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
   done
 
+  compare=()
+  if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
+    compare_spec "$spec" "$work/exec_${n}_b.toml"
+    compare=(-n "fleetplan exec ($COMPARE_BIN_DIR)"
+             "$COMPARE_BIN_DIR/tools/fleetplan-exec $work/exec_${n}_b.toml -- true")
+    bash -c "${compare[2]}" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
+  fi
+
   echo "== exec of true on $n nodes =="
   hyperfine --warmup 1 --runs "$runs" --export-markdown "$work/result_$n.md" \
-    -n "fleetplan exec" "$fleetplan" -n pdsh "$pdsh" -n ansible "$ansible"
+    --export-json "$work/result_$n.json" \
+    -n "fleetplan exec" "$fleetplan" -n pdsh "$pdsh" -n ansible "$ansible" "${compare[@]}"
   cat "$work/result_$n.md"
+  hyperfine_medians "$work/result_$n.json"
 done

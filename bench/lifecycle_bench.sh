@@ -21,7 +21,9 @@ runs=${RUNS:-10}
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
 # BIN_DIR: the bazel-bin of another opt build to measure (the code before a
-# change, run right before or after this one).
+# change, run right before or after this one); COMPARE_BIN_DIR: one more,
+# whose status of its own job (the same spec on workdirs of its own) is
+# timed in the same hyperfine run as (a).
 bin="${BIN_DIR:-$(opt_build //tools:fleetplan-apply //tools:fleetplan-status //tools:fleetplan-stop)}/tools"
 start_loopback_sshd "$n"
 
@@ -68,10 +70,23 @@ pdsh="PDSH_SSH_ARGS='-F $work/ssh_config %h' pdsh -R ssh -f $n -w ${hosts%,} tru
 status="$bin/fleetplan-status $spec"
 bash -c "$pdsh" >/dev/null
 $status | tail -1
+compare=()
+if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
+  compare_spec "$spec" "$work/cluster_b.toml"
+  "$COMPARE_BIN_DIR/tools/fleetplan-apply" --detach "$work/cluster_b.toml" >/dev/null
+  compare=(-n "fleetplan status ($COMPARE_BIN_DIR)" "$COMPARE_BIN_DIR/tools/fleetplan-status $work/cluster_b.toml")
+  "$COMPARE_BIN_DIR/tools/fleetplan-status" "$work/cluster_b.toml" | tail -1
+fi
 hyperfine --warmup 2 --runs "$runs" --export-markdown "$work/status.md" \
-  -n "fleetplan status" "$status" -n "pdsh true" "$pdsh"
+  --export-json "$work/status.json" \
+  -n "fleetplan status" "$status" -n "pdsh true" "$pdsh" "${compare[@]}"
 cat "$work/status.md"
+hyperfine_medians "$work/status.json"
 "$bin/fleetplan-stop" "$spec" | tail -1
+if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
+  "$COMPARE_BIN_DIR/tools/fleetplan-stop" "$work/cluster_b.toml" | tail -1
+fi
+[[ ${ONLY_STATUS:-} == 1 ]] && exit 0
 
 echo "== (b) a rank's failure to no rank left on any of $n nodes, $runs runs =="
 spec=$(write_spec $((n - 2)))

@@ -88,7 +88,9 @@ CONF
 }
 
 # loopback_spec_head NAME N: a spec's first lines: its name, the ssh
-# transport, and [[nodes]] node1..nodeN with their [ssh.g<i>] groups.
+# transport, and [[nodes]] node1..nodeN with their [ssh.g<i>] groups;
+# with $PERSIST set, each group's `persist` (PERSIST=0: no connection
+# holder, for a side-by-side run with code from before the holder).
 loopback_spec_head() {
   echo "name = \"$1\""
   echo '[defaults]'
@@ -112,6 +114,7 @@ loopback_spec_nodes() {
     echo "port = ${ports[i - 1]}"
     echo "key_file = \"$work/client_key\""
     echo "known_hosts = \"$work/known_hosts\""
+    if [[ -n ${PERSIST:-} ]]; then echo "persist = \"$PERSIST\""; fi
   done
 }
 
@@ -148,6 +151,18 @@ for r in json.load(open(sys.argv[1]))["results"]:
 if len(sys.argv) == 4:
     print("%s / %s: %.2fx" % (sys.argv[2], sys.argv[3], medians[sys.argv[2]] / medians[sys.argv[3]]))
 PY
+}
+
+# compare_spec SPEC OUT: SPEC for another build measured beside this one:
+# its own name, workdirs (nodes_b/) and ports, and no `persist` (older
+# code does not know the key).
+compare_spec() {
+  local ports=(-e "s|^master_port = .*|master_port = $(free_port)|"
+               -e "s|^supervisor_port = .*|supervisor_port = $(free_port)|")
+  sed -e "s|$work/nodes/|$work/nodes_b/|" -e '1s|^name = "\(.*\)"|name = "\1-b"|' \
+      -e '/^persist = /d' "${ports[@]}" "$1" >"$2"
+  local dir
+  for dir in $(sed -n 's/^workdir = "\(.*\)"$/\1/p' "$2"); do mkdir -p "$dir"; done
 }
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
