@@ -41,7 +41,7 @@ out=$(MANPATH="$prefix/share/man" man -P cat fleetplan-apply 2>&1) || fail "man 
 expect_in "--accept-new-host-keys" "$out" "man fleetplan-apply"
 expect_in "EXIT STATUS" "$out" "man fleetplan-apply"
 
-demo="$prefix/share/fleetplan/examples/local-demo.toml"
+demo="$prefix/share/doc/fleetplan/examples/local-demo.toml"
 out=$(fleetplan plan "$demo" 2>&1) || fail "plan of the demo: $out"
 expect_in "program=$prefix/lib/fleetplan/train" "$out" "plan of the demo"
 
