@@ -45,6 +45,8 @@ test_beds=(
   slurmctld slurmd slurm-client munge tini
   # the dashboard's test loads its page in a real browser, headless
   chromium
+  # //packaging:deb: dpkg-shlibdeps finds the package's Depends
+  dpkg-dev
 )
 bench=(
   pdsh ansible rsync python3-torch time hyperfine
