@@ -1,5 +1,6 @@
 #include "trainer/dataset.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/status/status.h"
@@ -38,35 +39,43 @@ torch::Tensor ToTensor(IdxArray array) {
 class ShardedData : public TrainData {
  public:
   ShardedData(LabeledImages data, const ShardOptions& options)
-      : data_(std::move(data)), options_(options) {
-    const int64_t size = data_.images.size(0);
-    shard_size_ = (size + options_.world_size - 1) / options_.world_size;
+      : data_(std::move(data)), options_(options) {}
+
+  int64_t EpochLength() const override { return data_.images.size(0); }
+
+  int64_t StepsLeft(int64_t start) const override {
+    return trainer::StepsLeft(Split(start));
   }
 
-  int64_t StepsPerEpoch() const override {
-    return (shard_size_ + options_.batch_size - 1) / options_.batch_size;
+  int64_t PositionAfter(int64_t start, int64_t steps) const override {
+    return trainer::PositionAfter(Split(start), steps);
   }
 
-  Batch GetBatch(int64_t epoch, int64_t step) override {
-    if (epoch != cached_epoch_) {
-      std::vector<int64_t> shard =
-          ShardIndices(data_.images.size(0), options_.rank,
-                       options_.world_size, options_.seed, epoch);
+  Batch GetBatch(int64_t epoch, int64_t start, int64_t step) override {
+    if (epoch != cached_epoch_ || start != cached_start_) {
+      std::vector<int64_t> shard = ShardIndices(
+          Split(start), options_.rank, options_.seed, epoch);
       shard_ = torch::tensor(shard, torch::kInt64);
       cached_epoch_ = epoch;
+      cached_start_ = start;
     }
     const int64_t begin = step * options_.batch_size;
-    const int64_t end = std::min(begin + options_.batch_size, shard_size_);
+    const int64_t end =
+        std::min(begin + options_.batch_size, shard_.size(0));
     torch::Tensor indices = shard_.slice(0, begin, end);
     return {Normalize(data_.images.index_select(0, indices)),
             data_.labels.index_select(0, indices)};
   }
 
  private:
+  EpochSplit Split(int64_t start) const {
+    return {EpochLength(), start, options_.world_size, options_.batch_size};
+  }
+
   LabeledImages data_;
   ShardOptions options_;
-  int64_t shard_size_ = 0;
   int64_t cached_epoch_ = -1;
+  int64_t cached_start_ = -1;
   torch::Tensor shard_;
 };
 
@@ -86,10 +95,18 @@ class SyntheticData : public TrainData {
     }
   }
 
-  int64_t StepsPerEpoch() const override { return steps_per_epoch_; }
+  int64_t EpochLength() const override { return steps_per_epoch_; }
 
-  Batch GetBatch(int64_t epoch, int64_t step) override {
-    return pool_[(epoch * steps_per_epoch_ + step) % pool_.size()];
+  int64_t StepsLeft(int64_t start) const override {
+    return std::max<int64_t>(0, steps_per_epoch_ - start);
+  }
+
+  int64_t PositionAfter(int64_t start, int64_t steps) const override {
+    return std::min(steps_per_epoch_, start + steps);
+  }
+
+  Batch GetBatch(int64_t epoch, int64_t start, int64_t step) override {
+    return pool_[(epoch * steps_per_epoch_ + start + step) % pool_.size()];
   }
 
  private:

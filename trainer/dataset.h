@@ -41,14 +41,25 @@ torch::Tensor Normalize(const torch::Tensor& pixels);
 absl::StatusOr<LabeledImages> LoadFashionMnist(const std::string& dir,
                                                const std::string& split);
 
-// The batches one rank trains on, addressed by (epoch, step) so a resumed
-// run can continue mid-epoch in the same order.
+// The batches one rank trains on. An epoch's progress is its position, in
+// units that do not depend on the world size (see each implementation), so
+// a resumed run can continue mid-epoch with any number of ranks: a batch is
+// addressed by (epoch, the position its part of the epoch started at, the
+// step since).
 class TrainData {
  public:
   virtual ~TrainData() = default;
-  virtual int64_t StepsPerEpoch() const = 0;
-  // Batch `step` (0-based) of `epoch` for this rank.
-  virtual Batch GetBatch(int64_t epoch, int64_t step) = 0;
+  // The position at the end of an epoch.
+  virtual int64_t EpochLength() const = 0;
+  // Steps this rank takes from `start` to the end of an epoch.
+  virtual int64_t StepsLeft(int64_t start) const = 0;
+  // Where an epoch stands after all ranks took `steps` steps from `start`.
+  virtual int64_t PositionAfter(int64_t start, int64_t steps) const = 0;
+  // Batch `step` (0-based) after `start` in `epoch`, for this rank.
+  virtual Batch GetBatch(int64_t epoch, int64_t start, int64_t step) = 0;
+
+  // The steps of a whole epoch at this world size.
+  int64_t StepsPerEpoch() const { return StepsLeft(0); }
 };
 
 struct ShardOptions {
@@ -59,7 +70,9 @@ struct ShardOptions {
 };
 
 // Each rank's disjoint shard of `data`, reshuffled every epoch from the
-// shared seed (see sampler.h); the last batch of an epoch may be short.
+// shared seed (see sampler.h); the last batch of an epoch may be short. The
+// position is the number of samples of the epoch's order trained on, so the
+// rest of an epoch is resharded among however many ranks resume it.
 std::unique_ptr<TrainData> MakeShardedData(LabeledImages data,
                                            const ShardOptions& options);
 
@@ -74,7 +87,9 @@ struct SyntheticOptions {
 
 // Random images and labels from a small fixed pool of batches, generated
 // once, so data loading costs nothing in throughput runs and every
-// (epoch, step) gets the same batch again on resume.
+// (epoch, step) gets the same batch again on resume. There is nothing to
+// reshard: an epoch is steps_per_epoch steps at any world size, and the
+// position is the number of steps taken.
 std::unique_ptr<TrainData> MakeSyntheticData(const SyntheticOptions& options);
 
 }  // namespace fleetplan::trainer

@@ -26,7 +26,9 @@ ABSL_FLAG(std::string, arch, "cnn", "cnn, resnet18 or resnet50");
 ABSL_FLAG(int, image_size, 0,
           "Synthetic image side (default 28 for cnn, 64 for the ResNets)");
 ABSL_FLAG(int64_t, epochs, 2, "Epochs to train");
-ABSL_FLAG(int64_t, batch_size, 64, "Batch size per rank");
+ABSL_FLAG(int64_t, batch_size, 64,
+          "Batch size per rank: the global batch is batch-size * WORLD_SIZE, "
+          "also after a resume with another world size");
 ABSL_FLAG(double, lr, 0.03,
           "Learning rate per rank; SGD peaks at lr * WORLD_SIZE (linear "
           "scaling: the global batch is batch-size * WORLD_SIZE) after a "
@@ -37,9 +39,11 @@ ABSL_FLAG(int64_t, steps_per_epoch, 100, "Steps per epoch (synthetic data)");
 ABSL_FLAG(int64_t, log_every, 100, "Log a JSON line every N steps");
 ABSL_FLAG(int64_t, checkpoint_every, 0, "Checkpoint every N steps (0: never)");
 ABSL_FLAG(std::string, checkpoint_dir, "",
-          "Checkpoint directory, shared by all ranks");
+          "Checkpoint directory on rank 0's node (the chief): rank 0 alone "
+          "writes and reads it, so it need not be shared");
 ABSL_FLAG(bool, resume, false,
-          "Continue from the checkpoint in --checkpoint-dir, if there is one (implied when "
+          "Continue from rank 0's checkpoint in --checkpoint-dir, if there is one, at any "
+          "WORLD_SIZE: the rest of the epoch is resharded among the ranks (implied when "
           "TORCHELASTIC_RESTART_COUNT says the job was restarted)");
 ABSL_FLAG(int, threads, 0,
           "Intra-op threads per rank (default: OMP_NUM_THREADS, else 1)");

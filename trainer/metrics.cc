@@ -18,6 +18,11 @@ std::string FormatMetrics(const MetricsRecord& record) {
   if (record.samples_seen) line["samples_seen"] = *record.samples_seen;
   if (record.param_digest) line["param_digest"] = *record.param_digest;
   if (record.seconds) line["seconds"] = *record.seconds;
+  if (record.checkpoint_world_size) {
+    line["checkpoint_world_size"] = *record.checkpoint_world_size;
+  }
+  if (record.checkpoint_step) line["checkpoint_step"] = *record.checkpoint_step;
+  if (record.epoch_position) line["epoch_position"] = *record.epoch_position;
   return line.dump();
 }
 

@@ -29,6 +29,11 @@ struct MetricsRecord {
   std::optional<int64_t> samples_seen;  // by all ranks together
   std::optional<std::string> param_digest;
   std::optional<double> seconds;  // "done": since the training started
+  // "resume": the world size and step count the checkpoint was written
+  // with, and the position in the epoch it resumes at (dataset.h).
+  std::optional<int> checkpoint_world_size;
+  std::optional<int64_t> checkpoint_step;
+  std::optional<int64_t> epoch_position;
 };
 
 // The record as a single-line JSON object.

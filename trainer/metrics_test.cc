@@ -25,6 +25,20 @@ TEST(MetricsTest, StepLineHasTheRequiredFieldsOnly) {
   EXPECT_DOUBLE_EQ(line["samples_per_sec"].get<double>(), 1000.0);
   EXPECT_FALSE(line.contains("test_accuracy"));
   EXPECT_FALSE(line.contains("param_digest"));
+  EXPECT_FALSE(line.contains("checkpoint_world_size"));
+}
+
+TEST(MetricsTest, ResumeLineSaysTheOldAndNewWorldSize) {
+  MetricsRecord resume{"resume", /*epoch=*/0, /*step=*/167, /*rank=*/0,
+                       /*world_size=*/3};
+  resume.checkpoint_world_size = 2;
+  resume.checkpoint_step = 200;
+  resume.epoch_position = 25600;
+  nlohmann::json line = nlohmann::json::parse(FormatMetrics(resume));
+  EXPECT_EQ(line["world_size"], 3);
+  EXPECT_EQ(line["checkpoint_world_size"], 2);
+  EXPECT_EQ(line["checkpoint_step"], 200);
+  EXPECT_EQ(line["epoch_position"], 25600);
 }
 
 TEST(MetricsTest, WriterEmitsOneLinePerRecord) {

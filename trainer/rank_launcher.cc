@@ -74,6 +74,10 @@ absl::StatusOr<std::vector<RankOutput>> LaunchRanks(
     spawn.argv = {TrainBinary()};
     spawn.argv.insert(spawn.argv.end(), options.args.begin(),
                       options.args.end());
+    if (rank < static_cast<int>(options.rank_args.size())) {
+      const std::vector<std::string>& own = options.rank_args[rank];
+      spawn.argv.insert(spawn.argv.end(), own.begin(), own.end());
+    }
     spawn.env = {{"OMP_NUM_THREADS", "1"}};
     if (options.distributed_env) {
       const std::string ws = absl::StrCat(options.world_size);

@@ -24,6 +24,9 @@ struct RankOutput {
 struct LaunchOptions {
   int world_size = 1;
   std::vector<std::string> args;  // flags for every rank
+  // More flags for rank i, after `args` (e.g. a checkpoint directory of
+  // its own, as on a node of its own).
+  std::vector<std::vector<std::string>> rank_args;
   // Ranks to start (default: all of 0..world_size-1), e.g. only rank 1 to
   // test a missing master.
   std::vector<int> ranks;

@@ -18,6 +18,7 @@
 #include "trainer/metrics.h"
 #include "trainer/models.h"
 #include "trainer/rendezvous.h"
+#include "trainer/rank_zero_resume.h"
 #include "trainer/sampler.h"
 
 namespace fleetplan::trainer {
@@ -60,7 +61,7 @@ struct Setup {
   std::unique_ptr<TrainData> train;
   std::optional<LabeledImages> test;
   std::unique_ptr<DataParallel> parallel;
-  int64_t start_step = 0;
+  std::optional<ResumePoint> resumed;  // empty: from the start
 };
 
 absl::Status LoadData(const TrainerOptions& o, const DistEnv& env,
@@ -85,26 +86,17 @@ absl::Status LoadData(const TrainerOptions& o, const DistEnv& env,
   return absl::OkStatus();
 }
 
-// Loads the checkpoint on every rank and checks that all found the same
-// step (the checkpoint directory must be shared by the ranks).
+// Rank 0 alone reads the checkpoint (it lives on the chief) and sends the
+// others where to start and its optimizer state; its weights follow with
+// DataParallel::Create's broadcast.
 absl::Status Resume(const TrainerOptions& o, const DistEnv& env,
                     Setup& setup) {
-  FP_ASSIGN_OR_RETURN(std::optional<int64_t> step,
-                      LoadCheckpoint(o.checkpoint_dir, *setup.model,
-                                     *setup.optimizer));
-  setup.start_step = step.value_or(0);
-  if (!setup.group.process_group) return absl::OkStatus();
-  std::vector<double> steps = {static_cast<double>(setup.start_step),
-                               static_cast<double>(setup.start_step) *
-                                   setup.start_step};
-  FP_RETURN_IF_ERROR(AllReduceSum(*setup.group.process_group, steps));
-  // Equal steps on all ranks iff sum^2 == world_size * sum of squares.
-  if (steps[0] * steps[0] != env.world_size * steps[1]) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "rank ", env.rank, " resumes at step ", setup.start_step,
-        " but other ranks found a different checkpoint in ", o.checkpoint_dir,
-        ": it must be one directory shared by all ranks"));
-  }
+  const ResumeRun run{o.checkpoint_dir, o.dataset, o.seed,
+                      env.rank, env.world_size, o.batch_size};
+  FP_ASSIGN_OR_RETURN(
+      setup.resumed,
+      ResumeFromRankZero(run, setup.group.process_group.get(), *setup.train,
+                         *setup.model, *setup.optimizer));
   return absl::OkStatus();
 }
 
@@ -188,22 +180,19 @@ class Loop {
   }
 
   absl::Status Run() {
-    const int64_t steps_per_epoch = s_.train->StepsPerEpoch();
-    const int64_t total = steps_per_epoch * o_.epochs;
-    step_ = s_.start_step;
-    if (step_ > 0) Write(Record("resume", step_ / steps_per_epoch));
-    while (step_ < total) {
-      const int64_t epoch = step_ / steps_per_epoch;
-      FP_RETURN_IF_ERROR(TrainStep(epoch, step_ % steps_per_epoch));
-      if (step_ % o_.log_every == 0) FP_RETURN_IF_ERROR(LogInterval(epoch));
-      if (step_ % steps_per_epoch == 0) FP_RETURN_IF_ERROR(EndEpoch(epoch));
-      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0) {
-        FP_RETURN_IF_ERROR(Checkpoint(epoch));
-      }
+    const TrainingPosition start =
+        s_.resumed ? s_.resumed->start : TrainingPosition{};
+    if (s_.resumed) {
+      step_ = StepAt(start);
+      Write(ResumeRecord(*s_.resumed));
+    }
+    for (int64_t epoch = start.epoch; epoch < o_.epochs; ++epoch) {
+      FP_RETURN_IF_ERROR(
+          RunEpoch(epoch, epoch == start.epoch ? start.position : 0));
     }
     std::vector<double> seen = {static_cast<double>(samples_seen_)};
     FP_RETURN_IF_ERROR(SumOverRanks(s_, seen));
-    MetricsRecord done = Record("done", (step_ - 1) / steps_per_epoch);
+    MetricsRecord done = Record("done", o_.epochs - 1);
     done.samples_seen = static_cast<int64_t>(seen[0]);
     done.test_accuracy = last_test_accuracy_;
     done.seconds = absl::ToDoubleSeconds(absl::Now() - started_);
@@ -212,8 +201,32 @@ class Loop {
   }
 
  private:
-  absl::Status TrainStep(int64_t epoch, int64_t step_in_epoch) {
-    Batch batch = s_.train->GetBatch(epoch, step_in_epoch);
+  // The step count at `at`, in steps of this world size: the steps it would
+  // have taken to get there (a resume with another world size renumbers the
+  // steps before it, so the schedule and the epoch's steps stay in line).
+  int64_t StepAt(const TrainingPosition& at) const {
+    const int64_t per_epoch = s_.train->StepsPerEpoch();
+    return at.epoch * per_epoch + per_epoch - s_.train->StepsLeft(at.position);
+  }
+
+  // Trains `epoch` from position `start` to its end.
+  absl::Status RunEpoch(int64_t epoch, int64_t start) {
+    const int64_t steps = s_.train->StepsLeft(start);
+    step_ = StepAt({epoch, start});
+    for (int64_t taken = 0; taken < steps;) {
+      FP_RETURN_IF_ERROR(TrainStep(s_.train->GetBatch(epoch, start, taken)));
+      ++taken;
+      if (step_ % o_.log_every == 0) FP_RETURN_IF_ERROR(LogInterval(epoch));
+      if (taken == steps) FP_RETURN_IF_ERROR(EndEpoch(epoch));
+      if (o_.checkpoint_every > 0 && step_ % o_.checkpoint_every == 0) {
+        FP_RETURN_IF_ERROR(
+            Checkpoint(epoch, s_.train->PositionAfter(start, taken)));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status TrainStep(const Batch& batch) {
     try {
       if (s_.parallel) FP_RETURN_IF_ERROR(s_.parallel->BeforeForward());
       s_.optimizer->zero_grad();
@@ -278,12 +291,32 @@ class Loop {
     return absl::OkStatus();
   }
 
-  absl::Status Checkpoint(int64_t epoch) {
+  // Rank 0 writes the checkpoint (on the chief, which outlives any other
+  // node) with the position in the data rather than the step alone, so any
+  // world size can resume it.
+  absl::Status Checkpoint(int64_t epoch, int64_t position) {
     if (env_.rank != 0) return absl::OkStatus();
-    FP_RETURN_IF_ERROR(SaveCheckpoint(o_.checkpoint_dir, step_, *s_.model,
+    CheckpointInfo info;
+    info.at = position == s_.train->EpochLength()
+                  ? TrainingPosition{epoch + 1, 0}
+                  : TrainingPosition{epoch, position};
+    info.step = step_;
+    info.world_size = env_.world_size;
+    info.batch_size = o_.batch_size;
+    info.dataset = o_.dataset;
+    info.seed = o_.seed;
+    FP_RETURN_IF_ERROR(SaveCheckpoint(o_.checkpoint_dir, info, *s_.model,
                                       *s_.optimizer));
     Write(Record("checkpoint", epoch));
     return absl::OkStatus();
+  }
+
+  MetricsRecord ResumeRecord(const ResumePoint& point) const {
+    MetricsRecord record = Record("resume", point.start.epoch);
+    record.checkpoint_world_size = point.checkpoint_world_size;
+    record.checkpoint_step = point.checkpoint_step;
+    record.epoch_position = point.start.position;
+    return record;
   }
 
   MetricsRecord Record(const char* event, int64_t epoch) const {

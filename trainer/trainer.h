@@ -31,7 +31,9 @@ struct TrainerOptions {
   int64_t steps_per_epoch = 100;  // synthetic data only
   int64_t log_every = 100;
   int64_t checkpoint_every = 0;  // 0: never
+  // Rank 0's (on the chief): the only rank that writes or reads it.
   std::string checkpoint_dir;
+  // From rank 0's checkpoint, at any world size (rank_zero_resume.h).
   bool resume = false;
   int threads = 1;
   absl::Duration rendezvous_timeout = absl::Seconds(60);
@@ -42,7 +44,8 @@ struct TrainerOptions {
 // Trains as rank `env.rank` of `env.world_size`, writing JSON lines to
 // `out` (rank 0; every rank when param_digest is set). Returns the first
 // error: InvalidArgument for bad options, NotFound for missing data,
-// DeadlineExceeded for a failed rendezvous, Internal for a failed step.
+// DeadlineExceeded for a failed rendezvous, Internal for a failed step;
+// FailedPrecondition or DataLoss for a checkpoint that cannot be resumed.
 absl::Status RunTraining(const TrainerOptions& options, const DistEnv& env,
                          std::ostream& out);
 
