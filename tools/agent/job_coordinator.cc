@@ -12,6 +12,9 @@ namespace {
 // A hung job's exit status, as timeout(1)'s.
 constexpr int kHungExitStatus = 124;
 
+// "1 node", "3 nodes".
+std::string Nodes(int count) { return absl::StrCat(count, count == 1 ? " node" : " nodes"); }
+
 }  // namespace
 
 JobCoordinator::JobCoordinator(Options options, absl::Time now)
@@ -222,8 +225,8 @@ bool JobCoordinator::MayRunOn(const std::vector<std::string>& next) {
   if (options_.max_node_losses.has_value() &&
       membership_.node_losses() > *options_.max_node_losses) {
     failure_ = JobFailure{last, -1, 1,
-                          absl::StrCat("lost ", membership_.node_losses(),
-                                       " nodes, more than max_node_losses = ",
+                          absl::StrCat("lost ", Nodes(membership_.node_losses()),
+                                       ", more than max_node_losses = ",
                                        *options_.max_node_losses, " (lost now: ", lost, ")")};
     return false;
   }
@@ -231,8 +234,9 @@ bool JobCoordinator::MayRunOn(const std::vector<std::string>& next) {
   // A job that needs every node keeps the first failure, as it always did.
   if (Elastic() && !membership_.lost().empty()) {
     failure_ = JobFailure{last, -1, 1,
-                          absl::StrCat(membership_.lost().back().reason, "; ", next.size(),
-                                       " nodes left, fewer than min_nodes = ", MinNodes(),
+                          absl::StrCat(membership_.lost().back().reason, "; ",
+                                       Nodes(static_cast<int>(next.size())),
+                                       " left, fewer than min_nodes = ", MinNodes(),
                                        " (lost: ", lost, ")")};
   }
   return false;

@@ -690,7 +690,7 @@ TEST_F(JobTest, AnElasticJobThatLosesTooManyNodesFailsNamingThem) {
   ASSERT_THAT(state, IsOk());
   EXPECT_EQ(state->phase, JobPhase::kFailed);
   EXPECT_EQ(DescribeFailure(*state->failure),
-            "node 'c' failed: lost 1 nodes, more than max_node_losses = 0 (lost now: c)");
+            "node 'c' failed: lost 1 node, more than max_node_losses = 0 (lost now: c)");
 }
 
 // A spare runs nothing until c is lost, then takes c's place: the world
