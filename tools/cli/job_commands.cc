@@ -125,16 +125,6 @@ nlohmann::json FailureJson(const JobFailure& failure) {
   return out;
 }
 
-// A job that survives losing nodes: its membership is worth showing.
-bool IsElastic(const ClusterSpec& spec) {
-  int regular = 0;
-  for (const NodeSpec& node : spec.nodes) {
-    if (node.spare) return true;
-    ++regular;
-  }
-  return spec.job.min_nodes.has_value() && *spec.job.min_nodes < regular;
-}
-
 std::string ExitText(const std::map<int, int>& statuses) {
   if (statuses.empty()) return "-";
   std::vector<std::string> parts;
@@ -194,7 +184,7 @@ int RunStatusCommand(const JobTarget& target) {
       out["ended_at"] = TimeText(job->ended_at);
       out["exit_status"] = job->exit_status;
       if (job->failure.has_value()) out["failure"] = FailureJson(*job->failure);
-      if (IsElastic(spec)) out["membership"] = MembershipJson(*job);
+      if (spec.Elastic()) out["membership"] = MembershipJson(*job);
     }
     for (const NodeStatus& node : nodes) out["nodes"].push_back(NodeJson(node, now));
     std::printf("%s\n", out.dump(2).c_str());
@@ -228,7 +218,7 @@ int RunStatusCommand(const JobTarget& target) {
       absl::StrAppend(&line, ": ", DescribeFailureInFull(*job->failure));
     }
     std::printf("%s\n", line.c_str());
-    if (IsElastic(spec)) {
+    if (spec.Elastic()) {
       for (const std::string& text : MembershipLines(*job, absl::LocalTimeZone())) {
         std::printf("%s\n", text.c_str());
       }

@@ -257,6 +257,7 @@ Phase PreflightPhase(const ClusterSpec& spec,
 // needs every node (its launch commands stay as they were).
 ElasticPolicy ElasticPolicyOf(const ClusterSpec& spec) {
   ElasticPolicy policy;
+  if (!spec.Elastic()) return policy;
   int regular = 0;
   for (const NodeSpec& node : spec.nodes) {
     if (node.spare) {
@@ -265,10 +266,8 @@ ElasticPolicy ElasticPolicyOf(const ClusterSpec& spec) {
       ++regular;
     }
   }
-  int min_nodes = spec.job.min_nodes.value_or(regular);
-  if (policy.spares.empty() && min_nodes >= regular) return ElasticPolicy();
   policy.rejoins = true;
-  if (min_nodes < regular) policy.min_nodes = min_nodes;
+  if (spec.job.min_nodes.value_or(regular) < regular) policy.min_nodes = *spec.job.min_nodes;
   policy.max_node_losses = spec.job.max_node_losses.value_or(-1);
   policy.rejoin = spec.job.rejoin;
   return policy;

@@ -184,6 +184,9 @@ struct ClusterSpec {
   const NodeSpec& chief() const;
   // The node named `name`, or nullptr when the spec lists none by that name.
   const NodeSpec* FindNode(absl::string_view name) const;
+  // True for a job that survives losing nodes: it has spares, or a
+  // [job] min_nodes below its nodes that are no spares.
+  bool Elastic() const;
   // [job] supervisor_port, else master_port + 1.
   int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
   // The settings read from table `name`, or nullptr when the spec has none.

@@ -582,6 +582,11 @@ TEST(SpecParserTest, AnElasticJobsKeys) {
   EXPECT_EQ(spec.job.rejoin, "next-failure");
   EXPECT_TRUE(spec.nodes[2].spare);
   EXPECT_FALSE(spec.nodes[1].spare);
+  EXPECT_TRUE(spec.Elastic());
+  EXPECT_FALSE(defaults.Elastic());
+  // min_nodes at every node: a job that needs them all.
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec all, ParseSpec(WithJobKeys("min_nodes = 2"), kPath));
+  EXPECT_FALSE(all.Elastic());
 }
 
 TEST(SpecParserTest, AnElasticJobsKeysAreChecked) {
