@@ -670,6 +670,8 @@ TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
   EXPECT_THAT(out, HasSubstr("[b/2] rank=2 of 4 restart=0 group=1/3 local=0/1"));
   EXPECT_THAT(out, HasSubstr("[b/2] rank=2 of 3 restart=1 group=1/2 local=0/1"));
   EXPECT_THAT(out, HasSubstr("[a/1] rank=1 of 3 restart=1 group=0/2 local=1/2"));
+  EXPECT_THAT(out, HasSubstr("[b] agent: starting generation 1 on 2 nodes: lost node 'c': no "
+                             "heartbeat for 3s"));
 }
 
 // Past max_node_losses the job fails, naming the node lost.

@@ -181,9 +181,13 @@ void NodePart::StartGeneration(int generation, const std::string& why,
     place = found->place;
   }
   state_.waiting.clear();
-  if (generation > 0) {
+  if (generation > 0 && members.empty()) {
     Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
                      why.empty() ? "" : absl::StrCat(": ", why), ")"));
+  } else if (generation > 0) {
+    // An elastic job's generation: a failure's restart, a loss or a return.
+    Say(absl::StrCat("starting generation ", generation, " on ", members.size(), " nodes",
+                     why.empty() ? "" : absl::StrCat(": ", why)));
   }
   ranks_ = std::make_unique<RankGroup>(GroupOptions(generation, why, first_rank, place));
   ranks_->Start();
