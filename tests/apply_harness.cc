@@ -240,4 +240,10 @@ absl::StatusOr<std::string> SshTestbedTest::HostKeys() {
   return *keys + "\n";
 }
 
+absl::Status SshTestbedTest::WriteKnownHosts(const std::string& path) {
+  absl::StatusOr<std::string> keys = HostKeys();
+  if (!keys.ok()) return keys.status();
+  return WriteFileAtomic(path, *keys, 0600);
+}
+
 }  // namespace fleetplan

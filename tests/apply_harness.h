@@ -122,6 +122,8 @@ class SshTestbedTest : public ::testing::Test {
   // The nodes' host keys as OpenSSH's ssh-keyscan reads them (not the code
   // a test checks): a known_hosts file's text.
   static absl::StatusOr<std::string> HostKeys();
+  // HostKeys() written to `path` (0600), for a spec's known_hosts.
+  static absl::Status WriteKnownHosts(const std::string& path);
 
  private:
   static std::string* prefix_;

@@ -78,6 +78,11 @@ int Launch(const AgentLaunch& command) {
   options.heartbeat_timeout = command.heartbeat_timeout;
   options.hang_timeout = command.hang_timeout;
   options.progress_pattern = command.progress;
+  options.spares = command.spares;
+  options.min_nodes = command.min_nodes;
+  if (command.max_node_losses >= 0) options.max_node_losses = command.max_node_losses;
+  options.rejoin_at_once = command.rejoin == "restart";
+  if (command.elastic) options.rejoin_window = kRejoinWindow;
   absl::StatusOr<std::optional<JobKey>> key = ReadKey(command.key_file);
   if (!key.ok()) return Fail(key.status(), kExitBadInput);
   options.job_key = *key;

@@ -33,6 +33,10 @@ absl::Status CoordinatorAgent::SetUp(absl::Time now) {
   job.hang_timeout = options_.hang_timeout;
   // The stack tools' own timeout, and a margin for the message.
   job.collect_timeout = options_.stack_tools.tool_timeout * 2 + absl::Seconds(10);
+  job.spares = options_.spares;
+  job.min_nodes = options_.min_nodes;
+  job.max_node_losses = options_.max_node_losses;
+  job.rejoin_at_once = options_.rejoin_at_once;
   if (job.nodes.size() > 1) {
     int fd = BindAnyAddress(options_.supervisor_port);
     if (fd < 0) {
@@ -47,7 +51,7 @@ absl::Status CoordinatorAgent::SetUp(absl::Time now) {
   job_ = std::make_unique<JobCoordinator>(job, now);
   state_.run_id = options_.run_id.empty() ? MakeRunId(now, getpid()) : options_.run_id;
   FP_ASSIGN_OR_RETURN(run_dir_, CreateRunDir(options_.log_dir, state_.run_id));
-  job_->Joined(options_.node);
+  job_->Joined(options_.node, options_.nproc);
   WriteState(now);
   return absl::OkStatus();
 }
@@ -86,7 +90,7 @@ void CoordinatorAgent::NoteRefused(const std::string& why) {
 // What a worker may say; the rest is not for the coordinator.
 void CoordinatorAgent::Handle(PeerChannel& channel, const PeerMessage& message) {
   if (const auto* hello = std::get_if<HelloMessage>(&message)) {
-    Hello(channel, hello->node);
+    Hello(channel, *hello);
     return;
   }
   if (channel.peer.empty()) return;  // nothing counts before hello
@@ -114,17 +118,21 @@ void CoordinatorAgent::Handle(PeerChannel& channel, const PeerMessage& message) 
              message);
 }
 
-void CoordinatorAgent::Hello(PeerChannel& channel, const std::string& node) {
-  bool known =
-      std::find(options_.nodes.begin(), options_.nodes.end(), node) != options_.nodes.end();
-  if (!known || job_->HasJoined(node)) {
-    Say(absl::StrCat("refused an agent that says it is node '", node, "'"));
+// A node of the job that is not connected now may say hello: for the
+// first time, or again after it was lost (it rejoins). One still counted
+// as connected may not: no agent takes another's place.
+void CoordinatorAgent::Hello(PeerChannel& channel, const HelloMessage& hello) {
+  if (!channel.peer.empty() || !job_->MayJoin(hello.node)) {
+    Say(absl::StrCat("refused an agent that says it is node '", hello.node, "'"));
     channel.Flush(absl::ZeroDuration());
     shutdown(channel.fd(), SHUT_RDWR);
     return;
   }
-  channel.peer = node;
-  job_->Joined(node);
+  if (job_->membership().WasLost(hello.node)) {
+    Say(absl::StrCat("node '", hello.node, "' is back"));
+  }
+  channel.peer = hello.node;
+  job_->Joined(hello.node, hello.nproc);
   channel.Send(WelcomeMessage{state_.run_id, options_.node});
 }
 
@@ -166,7 +174,7 @@ bool CoordinatorAgent::Keep(PeerChannel& worker, absl::Time now, absl::Time* lea
   }
   if (!worker.peer.empty()) {
     if (!stop_requested()) Say(absl::StrCat("lost node '", worker.peer, "': ", lost));
-    job_->Lost(worker.peer, lost);
+    job_->Lost(worker.peer, lost, now);
   }
   return false;
 }
@@ -194,27 +202,52 @@ void CoordinatorAgent::Decide(absl::Time now) {
     state_.phase = phase;
     MarkDirty();
   }
+  KeepMembership();
+}
+
+void CoordinatorAgent::KeepMembership() {
+  const Membership& membership = job_->membership();
+  std::vector<std::string> spares = membership.Standby();
+  if (membership.generations().size() == state_.generations.size() &&
+      membership.lost().size() == state_.lost.size() && spares == state_.spares &&
+      (state_.generations.empty() ||
+       state_.generations.back().generation == membership.generations().back().generation)) {
+    return;
+  }
+  state_.generations = membership.generations();
+  state_.lost = membership.lost();
+  state_.spares = std::move(spares);
+  state_.node_losses = membership.node_losses();
+  state_.restarts_used = job_->restarts_used();
+  MarkDirty();
 }
 
 void CoordinatorAgent::Carry(const JobCoordinator::Order& order) {
   switch (order.kind) {
     case JobCoordinator::Order::Kind::kStart: {
-      // A restart says why, in every rank's log.
-      std::string why = order.generation > 0 && job_->failure().has_value()
-                            ? DescribeFailure(*job_->failure())
-                            : "";
-      StartGeneration(order.generation, why);
-      for (auto& worker : workers_) worker->Send(StartMessage{order.generation, why});
+      // A restart says why, in every rank's log. In an elastic job every
+      // node learns the generation's members and places its ranks among
+      // them; in the others env.sh's placement holds.
+      StartMessage start{order.generation, job_->restart_reason(), {}};
+      if (job_->Elastic()) start.members = job_->membership().Placed();
+      StartGeneration(start.generation, start.why, start.members);
+      for (auto& worker : workers_) {
+        if (!worker->peer.empty()) worker->Send(start);
+      }
       break;
     }
     case JobCoordinator::Order::Kind::kStop:
-      for (auto& worker : workers_) worker->Send(StopMessage{order.generation});
+      for (auto& worker : workers_) {
+        if (!worker->peer.empty()) worker->Send(StopMessage{order.generation});
+      }
       StopLocalRanks();
       break;
     case JobCoordinator::Order::Kind::kCollectStacks:
       Say(absl::StrCat("no rank made progress for ", absl::FormatDuration(options_.hang_timeout),
                        ": collecting every rank's stacks"));
-      for (auto& worker : workers_) worker->Send(CollectStacksMessage{order.generation});
+      for (auto& worker : workers_) {
+        if (!worker->peer.empty()) worker->Send(CollectStacksMessage{order.generation});
+      }
       CollectStacks(order.generation);
       break;
     case JobCoordinator::Order::Kind::kEnd: {

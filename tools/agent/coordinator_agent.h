@@ -42,7 +42,9 @@ class CoordinatorAgent : public NodePart {
   // Says why a connection was refused, without letting a flood of them
   // fill the agent's log: the first few, then every hundredth.
   void NoteRefused(const std::string& why);
-  void Hello(PeerChannel& channel, const std::string& node);
+  void Hello(PeerChannel& channel, const HelloMessage& hello);
+  // The job's membership into job.json (what `status` shows).
+  void KeepMembership();
   // Drops a worker that never proved the job's key; says a lost one.
   // False when `worker` goes.
   bool Keep(PeerChannel& worker, absl::Time now, absl::Time* least_recent);

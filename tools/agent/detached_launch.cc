@@ -87,6 +87,16 @@ bool SayLaunched(const std::string& report, int status, const std::string& words
   return written.ok();
 }
 
+// What the agent that said it started is doing: running its ranks, or (in
+// an elastic job) waiting as a spare, which its job.json says.
+std::string StartedWhat(const NodeAgentOptions& options) {
+  absl::StatusOr<std::string> json = ReadFileToString(JobStatePath(options.log_dir));
+  absl::StatusOr<NodeJobState> state =
+      json.ok() ? JobStateFromJson(*json) : absl::StatusOr<NodeJobState>(json.status());
+  if (state.ok() && state->waiting == "spare") return "waiting as a spare, no rank started";
+  return "ranks started";
+}
+
 // The status a job step's task ends with once its agent ended with `code`.
 // A bad one ends the step on every node at once (srun --kill-on-bad-exit):
 // right for an agent that died (killed, crashed) without the job's end
@@ -190,7 +200,8 @@ int RunDetached(NodeAgentOptions options) {
   close(ready[1]);
   if (ReadyByte(ready[0]) == 'S') {
     bool said = SayLaunched(report, 0,
-                            absl::StrCat(options.node, ": ranks started (agent ", pid, ", run ",
+                            absl::StrCat(options.node, ": ", StartedWhat(options), " (agent ",
+                                         pid, ", run ",
                                          options.run_id.empty() ? "?" : options.run_id, ")"));
     if (report.empty()) return 0;
     // A report nobody can read: the launch would wait for it in vain.

@@ -15,6 +15,20 @@
 // Restarts are of the whole job: every rank on every node stops, then all
 // start again as the next generation, so no rank waits on a dead peer.
 //
+// An elastic job (min_nodes below its full size, or spares) survives
+// losing nodes: a member lost (or out of reach when the first generation
+// starts) stops the generation, and the next one runs on the members left,
+// a spare in each lost node's place (membership.h), while at least
+// min_nodes remain and the losses stay within max_node_losses; else the
+// job fails naming the lost nodes. Losses and rank failures are counted
+// apart: a generation that lost a member costs no restart (its ranks'
+// failures follow from the loss), one that did not uses `max_restarts`.
+// A lost node whose agent says hello again waits on standby: with
+// rejoin_at_once, a job below its full size stops the generation at once
+// to grow back; else it joins at the next restart, and at full size it is
+// a spare. The chief's node holds the coordinator: it is never lost.
+// TORCHELASTIC_RESTART_COUNT is the generation, whatever started it.
+//
 // With a hang timeout, running(g) with no rank progressing on any node for
 // that long turns into collecting(g): every node is asked for its ranks'
 // stacks, and once all answered (or the collect timeout passed, the
@@ -28,6 +42,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "tools/agent/membership.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/stack_report.h"
 
@@ -44,6 +59,14 @@ class JobCoordinator {
     absl::Duration hang_timeout = absl::ZeroDuration();
     // How long nodes get to report their ranks' stacks.
     absl::Duration collect_timeout = absl::Seconds(60);
+    // An elastic job: nodes in reserve (among `nodes`, never the first),
+    // the fewest nodes it runs on (0: every node that is no spare), the
+    // losses it survives (nullopt: any), and whether a node that comes back
+    // grows the job at once.
+    std::vector<std::string> spares;
+    int min_nodes = 0;
+    std::optional<int> max_node_losses;
+    bool rejoin_at_once = true;
   };
 
   // Sent to every node.
@@ -55,9 +78,12 @@ class JobCoordinator {
 
   JobCoordinator(Options options, absl::Time now);
 
-  // A node's agent connected (the coordinator's own node joins itself).
-  void Joined(const std::string& node);
-  bool HasJoined(const std::string& node) const { return joined_.count(node) > 0; }
+  // A node's agent connected, with `nproc` ranks to run (the coordinator's
+  // own node joins itself); again after it was lost: it rejoins.
+  void Joined(const std::string& node, int nproc = 1);
+  // True for a node of the job that is not connected now: one that never
+  // joined, or was lost. A node still counted as connected may not join.
+  bool MayJoin(const std::string& node) const;
   // Every rank of `node` has started in `generation`.
   void Started(const std::string& node, int generation);
   // Every rank of `node` ended in `generation`: `statuses` for all of them,
@@ -71,8 +97,8 @@ class JobCoordinator {
   // Where the ranks of `node` stood, asked for by kCollectStacks.
   void StacksReported(const std::string& node, int generation,
                       const std::vector<RankStack>& ranks);
-  // A node's agent is gone: its connection closed or it fell silent.
-  void Lost(const std::string& node, const std::string& reason);
+  // A node's agent is gone at `now`: its connection closed or it fell silent.
+  void Lost(const std::string& node, const std::string& reason, absl::Time now);
   // A stop was asked for (a signal on any node: `stop`, Ctrl-C in apply).
   void StopRequested();
 
@@ -88,31 +114,59 @@ class JobCoordinator {
   // failed; 143 (SIGTERM) when stopped.
   int exit_status() const;
   bool ended() const { return stage_ == Stage::kEnded; }
+  // Why the latest generation started (a failure, a loss, a node back);
+  // empty for the first.
+  const std::string& restart_reason() const { return counts_.why; }
+  // Who runs this generation, who is on standby, who was lost.
+  const Membership& membership() const { return membership_; }
+  // True for a job that survives losing nodes (spares, or min_nodes below
+  // its full size).
+  bool Elastic() const;
+  // Restarts used by rank failures (node losses use none).
+  int restarts_used() const { return counts_.restarts_used; }
 
  private:
   enum class Stage { kJoining, kRunning, kCollecting, kStopping, kBackoff, kEnded };
 
   void BeginStopping(std::vector<Order>* orders);
+  void PollJoining(absl::Time now, std::vector<Order>* orders);
+  void PollStopping(absl::Time now, std::vector<Order>* orders);
+  // True when the job may run a generation on `next` (min_nodes,
+  // max_node_losses); else false, the failure naming the nodes lost.
+  bool MayRunOn(const std::vector<std::string>& next);
+  // The next generation on the members left, or the job's failed end.
+  void StartNext(absl::Time now, std::vector<Order>* orders);
   void StartGeneration(absl::Time now, std::vector<Order>* orders);
+  int MinNodes() const;
   void PollRunning(absl::Time now, std::vector<Order>* orders);
   void PollCollecting(absl::Time now, std::vector<Order>* orders);
   void End(JobPhase phase, std::vector<Order>* orders);
+  // Every member of this generation is in `nodes`.
   bool AllNodesIn(const std::set<std::string>& nodes) const;
+  // A node on standby and the job below its full size: grow back now.
+  bool ShouldGrow() const;
 
   const Options options_;
   const absl::Time joining_since_;
   Stage stage_ = Stage::kJoining;
   int generation_ = 0;
-  std::set<std::string> joined_;
-  // The nodes of this generation.
+  Membership membership_;
+  // The members of this generation.
   struct GenerationNodes {
     std::set<std::string> started;
     std::set<std::string> ended;  // lost nodes included
     std::set<std::string> succeeded;
-    bool failed = false;  // a rank failed or a node was lost
+    bool failed = false;       // a rank failed (or the job hung)
+    bool lost_member = false;  // a member was lost: the next one runs without it
+    bool grow = false;         // a node came back: the next one runs with it
   };
   GenerationNodes this_generation_;
-  std::set<std::string> lost_;
+  // What was used of the budgets, and why the latest generation started.
+  struct Counts {
+    int restarts_used = 0;
+    std::string why;
+  };
+  Counts counts_;
   bool stop_requested_ = false;
   absl::Time backoff_until_ = absl::InfinitePast();
   std::optional<JobFailure> failure_;

@@ -147,7 +147,7 @@ TEST(JobCoordinatorTest, ASucceededGenerationAfterARestartSucceeds) {
 TEST(JobCoordinatorTest, ALostNodeStopsTheJobWithoutRestart) {
   JobCoordinator job(ThreeNodes(/*restarts=*/3), kT0);
   JoinAll(job);
-  job.Lost("b", "no heartbeat for 30s");
+  job.Lost("b", "no heartbeat for 30s", kT0);
   EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
   job.RanksEnded("a", 0, {{0, 143}}, {});
   job.RanksEnded("c", 0, {{4, 143}}, {});
@@ -162,7 +162,7 @@ TEST(JobCoordinatorTest, AStopEndsTheJobStoppedWhateverTheRestarts) {
   job.StopRequested();
   EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
   // A node stopped by the same request may drop its connection.
-  job.Lost("b", "connection closed");
+  job.Lost("b", "connection closed", kT0);
   job.RanksEnded("a", 0, {{0, 143}}, {});
   job.RanksEnded("c", 0, {{4, 143}}, {});
   EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kEnd));
@@ -300,6 +300,216 @@ TEST(JobCoordinatorTest, WithoutAHangTimeoutSilenceIsNoHang) {
   JobCoordinator job(ThreeNodes(), kT0);
   JoinAll(job);
   EXPECT_TRUE(job.Poll(kT0 + absl::Hours(48)).empty());
+}
+
+// An elastic job of four nodes: a (the chief), b, c, d.
+JobCoordinator::Options Elastic(int min_nodes, std::vector<std::string> spares = {},
+                                int restarts = 0) {
+  JobCoordinator::Options options;
+  options.nodes = {"a", "b", "c", "d"};
+  options.spares = std::move(spares);
+  options.min_nodes = min_nodes;
+  options.max_restarts = restarts;
+  options.join_timeout = absl::Seconds(30);
+  options.restart_backoff = absl::Seconds(1);
+  return options;
+}
+
+std::vector<std::string> Names(const std::vector<GenerationMember>& members) {
+  std::vector<std::string> names;
+  for (const GenerationMember& member : members) names.push_back(member.node);
+  return names;
+}
+
+// Every node joins (two ranks each); generation 0 starts on `members`.
+void JoinFour(JobCoordinator& job, const std::vector<std::string>& members) {
+  for (const char* node : {"a", "b", "c", "d"}) job.Joined(node, 2);
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(Names(job.membership().Placed()), members);
+  for (const std::string& node : members) job.Started(node, 0);
+}
+
+// Ends generation `generation` on `nodes` (stopped by the order) and
+// starts the next after the backoff; returns its orders.
+std::vector<Kind> EndAndRestart(JobCoordinator& job, int generation,
+                                const std::vector<std::string>& nodes, absl::Time now) {
+  for (const std::string& node : nodes) job.RanksEnded(node, generation, {{0, 143}}, {});
+  std::vector<Kind> kinds = Kinds(job.Poll(now));
+  if (!kinds.empty()) return kinds;
+  return Kinds(job.Poll(now + absl::Seconds(1)));
+}
+
+TEST(ElasticJobTest, ALostWorkerAboveMinNodesRestartsOnTheRestWithoutARestart) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("c", "no heartbeat for 3s", kT0 + absl::Seconds(10));
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(10))), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(EndAndRestart(job, 0, {"a", "b", "d"}, kT0 + absl::Seconds(10)),
+              testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(job.generation(), 1);
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "b", "d"));
+  EXPECT_EQ(job.restarts_used(), 0);
+  EXPECT_EQ(job.membership().node_losses(), 1);
+  EXPECT_EQ(job.restart_reason(), "lost node 'c': no heartbeat for 3s");
+  ASSERT_EQ(job.membership().lost().size(), 1u);
+  EXPECT_EQ(job.membership().lost()[0].node, "c");
+  EXPECT_EQ(job.membership().lost()[0].at, kT0 + absl::Seconds(10));
+  ASSERT_EQ(job.membership().generations().size(), 2u);
+  EXPECT_THAT(job.membership().generations()[1].members, testing::ElementsAre("a", "b", "d"));
+  EXPECT_FALSE(job.ended());
+}
+
+TEST(ElasticJobTest, BelowMinNodesTheJobFailsNamingTheLostNodes) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("c", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "b", "d"}, kT0), testing::ElementsAre(Kind::kStart));
+  job.Lost("d", "its agent's connection closed", kT0 + absl::Seconds(5));
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(5))), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "b"}, kT0 + absl::Seconds(5)),
+              testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+  EXPECT_EQ(job.exit_status(), 1);
+  EXPECT_EQ(DescribeFailure(*job.failure()),
+            "node 'd' failed: its agent's connection closed; 2 nodes left, fewer than "
+            "min_nodes = 3 (lost: c, d)");
+}
+
+TEST(ElasticJobTest, ASpareTakesTheLostNodesPlaceAndTheWorldSizeStays) {
+  JobCoordinator job(Elastic(/*min_nodes=*/0, {"d"}), kT0);
+  JoinFour(job, {"a", "b", "c"});
+  EXPECT_THAT(job.membership().Standby(), testing::ElementsAre("d"));
+  job.Lost("b", "no heartbeat for 3s", kT0);
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(EndAndRestart(job, 0, {"a", "c"}, kT0), testing::ElementsAre(Kind::kStart));
+  // d in b's place: c keeps its node rank, and the job its size.
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "d", "c"));
+  EXPECT_TRUE(job.membership().Standby().empty());
+}
+
+TEST(ElasticJobTest, ALostSpareOnlyLeavesTheReserve) {
+  JobCoordinator job(Elastic(/*min_nodes=*/0, {"d"}), kT0);
+  JoinFour(job, {"a", "b", "c"});
+  job.Lost("d", "no heartbeat for 3s", kT0);
+  EXPECT_TRUE(job.Poll(kT0).empty());
+  EXPECT_EQ(job.membership().node_losses(), 0);
+  EXPECT_TRUE(job.membership().Standby().empty());
+  // Without a spare, the job of three needs all three.
+  job.Lost("b", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  EXPECT_THAT(EndAndRestart(job, 0, {"a", "c"}, kT0), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(job.phase(), JobPhase::kFailed);
+}
+
+TEST(ElasticJobTest, MaxNodeLossesEndsAJobThatKeepsLosingNodes) {
+  JobCoordinator::Options options = Elastic(/*min_nodes=*/2);
+  options.max_node_losses = 1;
+  JobCoordinator job(options, kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("c", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "b", "d"}, kT0), testing::ElementsAre(Kind::kStart));
+  job.Lost("d", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "b"}, kT0), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(DescribeFailure(*job.failure()),
+            "node 'd' failed: lost 2 nodes, more than max_node_losses = 1 (lost now: c, d)");
+}
+
+// A crash loop cannot hide behind node losses: a generation without a loss
+// whose rank failed uses the restarts, and with none left the job fails.
+TEST(ElasticJobTest, RankFailuresUseTheRestartsWhateverTheLosses) {
+  JobCoordinator job(Elastic(/*min_nodes=*/2), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("c", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "b", "d"}, kT0), testing::ElementsAre(Kind::kStart));
+  job.RanksEnded("b", 1, {{2, 3}}, {{2, 3}});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "d"}, kT0), testing::ElementsAre(Kind::kEnd));
+  EXPECT_EQ(DescribeFailure(*job.failure()), "rank 2 on node 'b' failed with exit status 3");
+  EXPECT_EQ(job.exit_status(), 3);
+}
+
+// Ranks that fail because a member died (a collective's peer gone) cost no
+// restart: the loss explains them.
+TEST(ElasticJobTest, FailuresInAGenerationThatLostAMemberCostNoRestart) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.RanksEnded("a", 0, {{0, 1}}, {{0, 1}});
+  EXPECT_THAT(Kinds(job.Poll(kT0)), testing::ElementsAre(Kind::kStop));
+  job.Lost("c", "no heartbeat for 3s", kT0 + absl::Seconds(3));
+  EXPECT_THAT(EndAndRestart(job, 0, {"b", "d"}, kT0 + absl::Seconds(3)),
+              testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(job.restarts_used(), 0);
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "b", "d"));
+}
+
+TEST(ElasticJobTest, ANodeThatComesBackGrowsTheJobAtOnce) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("d", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "b", "c"}, kT0), testing::ElementsAre(Kind::kStart));
+  EXPECT_FALSE(job.MayJoin("c"));  // still connected: never twice
+  EXPECT_TRUE(job.MayJoin("d"));
+  job.Joined("d", 2);
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(20))), testing::ElementsAre(Kind::kStop));
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "b", "c"}, kT0 + absl::Seconds(20)),
+              testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(job.generation(), 2);
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "b", "c", "d"));
+  EXPECT_EQ(job.restarts_used(), 0);
+  EXPECT_EQ(job.restart_reason(), "node 'd' is back: growing the job to 4 nodes");
+}
+
+TEST(ElasticJobTest, WithRejoinAtTheNextFailureANodeBackWaitsForIt) {
+  JobCoordinator::Options options = Elastic(/*min_nodes=*/3, {}, /*restarts=*/1);
+  options.rejoin_at_once = false;
+  JobCoordinator job(options, kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  job.Lost("d", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "b", "c"}, kT0), testing::ElementsAre(Kind::kStart));
+  job.Joined("d", 2);
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(20)).empty());
+  EXPECT_THAT(job.membership().Standby(), testing::ElementsAre("d"));
+  job.RanksEnded("b", 1, {{2, 3}}, {{2, 3}});
+  job.Poll(kT0 + absl::Seconds(21));
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "c"}, kT0 + absl::Seconds(21)),
+              testing::ElementsAre(Kind::kStart));
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "b", "c", "d"));
+  EXPECT_EQ(job.restarts_used(), 1);
+}
+
+TEST(ElasticJobTest, ANodeBackAtFullSizeIsASpare) {
+  JobCoordinator job(Elastic(/*min_nodes=*/0, {"d"}), kT0);
+  JoinFour(job, {"a", "b", "c"});
+  job.Lost("b", "no heartbeat for 3s", kT0);
+  job.Poll(kT0);
+  ASSERT_THAT(EndAndRestart(job, 0, {"a", "c"}, kT0), testing::ElementsAre(Kind::kStart));
+  job.Joined("b", 2);
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(20)).empty());
+  EXPECT_THAT(job.membership().Standby(), testing::ElementsAre("b"));
+  // The next loss takes it in.
+  job.Lost("c", "no heartbeat for 3s", kT0 + absl::Seconds(30));
+  job.Poll(kT0 + absl::Seconds(30));
+  EXPECT_THAT(EndAndRestart(job, 1, {"a", "d"}, kT0 + absl::Seconds(30)),
+              testing::ElementsAre(Kind::kStart));
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "d", "b"));
+}
+
+TEST(ElasticJobTest, ANodeOutOfReachAtTheStartIsLeftOut) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  for (const char* node : {"a", "b", "c"}) job.Joined(node, 1);
+  EXPECT_TRUE(job.Poll(kT0 + absl::Seconds(30)).empty());
+  EXPECT_THAT(Kinds(job.Poll(kT0 + absl::Seconds(31))), testing::ElementsAre(Kind::kStart));
+  EXPECT_THAT(Names(job.membership().Placed()), testing::ElementsAre("a", "b", "c"));
+  ASSERT_EQ(job.membership().lost().size(), 1u);
+  EXPECT_EQ(job.membership().lost()[0].node, "d");
+  EXPECT_EQ(job.membership().lost()[0].reason,
+            "its agent did not reach the coordinator within 30s");
 }
 
 }  // namespace

@@ -10,10 +10,10 @@
 // a connection that does not prove the key within seconds is dropped
 // before anything it sent is read. Messages are JSON lines
 // (peer_channel.h), typed in tools/protocol/peer_message.h:
-//   worker → coordinator: hello {node}, started {gen}, ended {gen, statuses,
+//   worker → coordinator: hello {node, nproc}, started {gen}, ended {gen, statuses,
 //     failed, error}, stop (a stop was asked for on the worker), hb,
 //     progress {gen}, stacks {gen, ranks}
-//   coordinator → worker: welcome {run_id, node}, start {gen, why},
+//   coordinator → worker: welcome {run_id, node}, start {gen, why, members},
 //     stop {gen}, end {state, exit_status, failure}, hb, collect {gen}
 // A line that is no such message closes its connection.
 // Both sides send hb a few times per heartbeat timeout; an agent that hears
@@ -34,6 +34,11 @@
 #include "tools/secure/job_key.h"
 
 namespace fleetplan {
+
+// How long a worker of an elastic job tries to rejoin after losing the
+// coordinator: long enough for a network to come back or a node to
+// reboot, bounded so that nothing waits forever for a chief that is gone.
+inline constexpr absl::Duration kRejoinWindow = absl::Minutes(10);
 
 struct NodeAgentOptions {
   std::string node;     // for the [node/rank] prefix and job.json
@@ -70,6 +75,18 @@ struct NodeAgentOptions {
   StackCollectorOptions stack_tools;
   // The spec's [job] progress pattern (rank_group.h).
   std::string progress_pattern;
+  // An elastic job, on the coordinator: nodes in reserve, the fewest nodes
+  // the job runs on (0: every node that is no spare), the node losses it
+  // survives (nullopt: any), and whether a node that comes back grows the
+  // job at once (else at the next restart): job_coordinator.h.
+  std::vector<std::string> spares;
+  int min_nodes = 0;
+  std::optional<int> max_node_losses;
+  bool rejoin_at_once = true;
+  // An elastic job, on a worker: how long it tries to reach the
+  // coordinator again after losing it, its ranks stopped (kRejoinWindow);
+  // zero: it ends at once.
+  absl::Duration rejoin_window = absl::ZeroDuration();
 
   // End-of-file here stops the job (a foreground agent whose caller went
   // away); -1: not watched.

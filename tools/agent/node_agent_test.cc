@@ -9,6 +9,8 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <deque>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -41,8 +43,8 @@ std::shared_ptr<TlsEndpoint> PeerEndpoint(TlsEndpoint::Side side, uint8_t key = 
 }
 
 // Accepts one connection on `listener` and completes the coordinator's
-// side of the handshake.
-std::unique_ptr<PeerChannel> AcceptProven(int listener) {
+// side of the handshake; what the peer said right after it goes to `said`.
+std::unique_ptr<PeerChannel> AcceptProven(int listener, std::vector<PeerMessage>* said = nullptr) {
   int fd = accept(listener, nullptr, nullptr);
   auto channel = std::make_unique<PeerChannel>(Fd(fd), PeerEndpoint(TlsEndpoint::Side::kServer),
                                                absl::Now());
@@ -50,9 +52,26 @@ std::unique_ptr<PeerChannel> AcceptProven(int listener) {
   while (!channel->authenticated() && !channel->closed() && absl::Now() < deadline) {
     pollfd pfd{channel->fd(), POLLIN, 0};
     poll(&pfd, 1, 50);
-    channel->Receive(absl::Now());
+    std::vector<PeerMessage> messages = channel->Receive(absl::Now());
+    if (said != nullptr) said->insert(said->end(), messages.begin(), messages.end());
   }
   return channel;
+}
+
+// A socket listening on 127.0.0.1:`port`, standing in for a coordinator;
+// -1 when it cannot.
+int ListenOnLoopback(int port) {
+  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(port);
+  if (bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0 ||
+      listen(listener, 16) != 0) {
+    close(listener);
+    return -1;
+  }
+  return listener;
 }
 
 class NodeAgentTest : public ::testing::Test {
@@ -439,13 +458,8 @@ TEST_F(JobTest, AWorkerThatNeverComesFailsTheJobNamingIt) {
 // A worker whose coordinator falls silent (a partition) stops its ranks
 // within the heartbeat timeout.
 TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
-  int listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(port_);
-  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
-  ASSERT_EQ(listen(listener, 4), 0);
+  int listener = ListenOnLoopback(port_);
+  ASSERT_GE(listener, 0);
   std::thread silent([&] {
     // Welcomes and starts the worker, then says nothing more.
     std::unique_ptr<PeerChannel> channel = AcceptProven(listener);
@@ -554,6 +568,262 @@ TEST_F(JobTest, AJobOfSeveralNodesWithoutAKeyIsRefused) {
   NodeAgentOptions b = Node("b", 1, 1, {"-1", "0", "exit"});
   b.job_key.reset();
   EXPECT_THAT(RunNodeAgent(b), StatusIs(absl::StatusCode::kInvalidArgument));
+}
+
+// A worker of an elastic job played by the test: it proves the key, says
+// hello as `node`, and answers as the test tells it.
+class FakeWorker {
+ public:
+  FakeWorker(int port, const std::string& node) {
+    absl::StatusOr<Connected> connected =
+        ConnectWithRetry(absl::StrCat("127.0.0.1:", port), absl::Seconds(5));
+    EXPECT_THAT(connected, IsOk());
+    if (!connected.ok()) return;
+    channel_ = std::make_unique<PeerChannel>(std::move(connected->fd),
+                                             PeerEndpoint(TlsEndpoint::Side::kClient),
+                                             absl::Now());
+    EXPECT_THAT(channel_->HandshakeBy(absl::Now() + absl::Seconds(5)), IsOk());
+    channel_->Send(HelloMessage{node, 1});
+    channel_->Flush(absl::Seconds(1));
+  }
+
+  // The next message of type T within `timeout` (those before it are
+  // passed over), heartbeats sent meanwhile.
+  template <typename T>
+  std::optional<T> Await(absl::Duration timeout) {
+    absl::Time deadline = absl::Now() + timeout;
+    while (channel_ != nullptr && absl::Now() < deadline) {
+      while (!pending_.empty()) {
+        PeerMessage message = std::move(pending_.front());
+        pending_.pop_front();
+        if (auto* wanted = std::get_if<T>(&message)) return *wanted;
+      }
+      if (channel_->closed()) break;
+      pollfd pfd{channel_->fd(), POLLIN, 0};
+      poll(&pfd, 1, 100);
+      for (PeerMessage& message : channel_->Receive(absl::Now())) {
+        pending_.push_back(std::move(message));
+      }
+      channel_->Send(HeartbeatMessage{});
+    }
+    return std::nullopt;
+  }
+
+  void Send(const PeerMessage& message) {
+    channel_->Send(message);
+    channel_->Flush(absl::Seconds(1));
+  }
+
+ private:
+  std::unique_ptr<PeerChannel> channel_;
+  std::deque<PeerMessage> pending_;
+};
+
+// Each rank says where it stands in its generation; every rank of a
+// generation after the first ends well, those of the first run on.
+std::string GenerationRank(const std::string& dir, int ends_in = 1) {
+  std::string program = dir + "/generation_rank.sh";
+  std::string text = absl::StrCat(
+      "#!/bin/sh\n"
+      "echo \"rank=$RANK of $WORLD_SIZE restart=$TORCHELASTIC_RESTART_COUNT "
+      "group=$GROUP_RANK/$GROUP_WORLD_SIZE local=$LOCAL_RANK/$LOCAL_WORLD_SIZE\"\n"
+      "[ \"$TORCHELASTIC_RESTART_COUNT\" -ge ",
+      ends_in, " ] && exit 0\nexec sleep 1000\n");
+  EXPECT_THAT(WriteFileAtomic(program, text, 0755), IsOk());
+  return program;
+}
+
+// min_nodes = 2 of a, b, c: c falls silent mid-run, and the job goes on
+// as a second generation on a and b, its ranks renumbered, costing no
+// restart.
+TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
+  std::string program = GenerationRank(dir_);
+  NodeAgentOptions a = Node("a", 0, 2, {});
+  a.program = {program};
+  a.min_nodes = 2;
+  NodeAgentOptions b = Node("b", 2, 1, {});
+  b.program = {program};
+  b.rejoin_window = absl::Seconds(5);
+  std::thread silent([&] {
+    FakeWorker c(port_, "c");
+    std::optional<StartMessage> start = c.Await<StartMessage>(absl::Seconds(5));
+    ASSERT_TRUE(start.has_value());
+    EXPECT_EQ(start->members.size(), 3u);
+    c.Send(StartedMessage{0});
+    absl::SleepFor(absl::Seconds(6));  // silent: lost after 3 s
+  });
+  absl::Time began = absl::Now();
+  auto states = RunJob({a, b});
+  silent.join();
+  EXPECT_LT(absl::Now() - began, absl::Seconds(8));
+  EXPECT_EQ(states["a"].phase, JobPhase::kSucceeded);
+  EXPECT_EQ(states["b"].phase, JobPhase::kSucceeded);
+  EXPECT_EQ(states["a"].generation, 1);
+  EXPECT_EQ(states["a"].restarts_used, 0);
+  EXPECT_EQ(states["a"].node_losses, 1);
+  ASSERT_EQ(states["a"].lost.size(), 1u);
+  EXPECT_EQ(states["a"].lost[0].node, "c");
+  EXPECT_EQ(states["a"].lost[0].reason, "no heartbeat for 3s");
+  ASSERT_EQ(states["a"].generations.size(), 2u);
+  EXPECT_THAT(states["a"].generations[1].members, testing::ElementsAre("a", "b"));
+  std::string out = Output();
+  EXPECT_THAT(out, HasSubstr("[b/2] rank=2 of 4 restart=0 group=1/3 local=0/1"));
+  EXPECT_THAT(out, HasSubstr("[b/2] rank=2 of 3 restart=1 group=1/2 local=0/1"));
+  EXPECT_THAT(out, HasSubstr("[a/1] rank=1 of 3 restart=1 group=0/2 local=1/2"));
+  EXPECT_THAT(out, HasSubstr("[b] agent: starting generation 1 on 2 nodes: lost node 'c': no "
+                             "heartbeat for 3s"));
+}
+
+// Past max_node_losses the job fails, naming the node lost.
+TEST_F(JobTest, AnElasticJobThatLosesTooManyNodesFailsNamingThem) {
+  std::string program = GenerationRank(dir_);
+  NodeAgentOptions a = Node("a", 0, 1, {});
+  a.program = {program};
+  a.nodes = {"a", "c"};
+  a.min_nodes = 1;
+  a.max_node_losses = 0;
+  std::thread silent([&] {
+    FakeWorker c(port_, "c");
+    ASSERT_TRUE(c.Await<StartMessage>(absl::Seconds(5)).has_value());
+    absl::SleepFor(absl::Seconds(5));
+  });
+  absl::StatusOr<NodeJobState> state = RunNodeAgent(a);
+  silent.join();
+  ASSERT_THAT(state, IsOk());
+  EXPECT_EQ(state->phase, JobPhase::kFailed);
+  EXPECT_EQ(DescribeFailure(*state->failure),
+            "node 'c' failed: lost 1 node, more than max_node_losses = 0 (lost now: c)");
+}
+
+// A spare runs nothing until c is lost, then takes c's place: the world
+// size stays.
+TEST_F(JobTest, ASpareTakesALostWorkersPlace) {
+  std::string program = GenerationRank(dir_);
+  NodeAgentOptions a = Node("a", 0, 1, {});
+  a.program = {program};
+  a.nodes = {"a", "b", "c", "d"};
+  a.spares = {"d"};
+  NodeAgentOptions b = Node("b", 1, 1, {});
+  b.program = {program};
+  NodeAgentOptions d = Node("d", 3, 1, {});
+  d.program = {program};
+  std::thread silent([&] {
+    FakeWorker c(port_, "c");
+    ASSERT_TRUE(c.Await<StartMessage>(absl::Seconds(5)).has_value());
+    c.Send(StartedMessage{0});
+    absl::SleepFor(absl::Seconds(6));
+  });
+  auto states = RunJob({a, b, d});
+  silent.join();
+  for (const char* node : {"a", "b", "d"}) {
+    EXPECT_EQ(states[node].phase, JobPhase::kSucceeded) << node;
+  }
+  std::string out = Output();
+  EXPECT_THAT(out, HasSubstr("[d] agent: no rank of this node runs in generation 0"));
+  EXPECT_THAT(out, Not(HasSubstr("[d/2] rank=2 of 3 restart=0")));
+  // d in c's place: rank 2 of 3, as c was.
+  EXPECT_THAT(out, HasSubstr("[b/1] rank=1 of 3 restart=0 group=1/3"));
+  EXPECT_THAT(out, HasSubstr("[d/2] rank=2 of 3 restart=1 group=2/3"));
+  EXPECT_THAT(states["a"].generations.back().members, testing::ElementsAre("a", "b", "d"));
+  EXPECT_TRUE(states["a"].spares.empty());
+}
+
+// c is lost, then comes back: the job, below its full size, grows back at
+// once as generation 2.
+TEST_F(JobTest, ALostWorkerThatComesBackRejoins) {
+  std::string program = GenerationRank(dir_, /*ends_in=*/2);
+  NodeAgentOptions a = Node("a", 0, 1, {});
+  a.program = {program};
+  a.min_nodes = 2;
+  NodeAgentOptions b = Node("b", 1, 1, {});
+  b.program = {program};
+  std::thread flaky([&] {
+    {
+      FakeWorker c(port_, "c");
+      ASSERT_TRUE(c.Await<StartMessage>(absl::Seconds(5)).has_value());
+      absl::SleepFor(absl::Seconds(4));  // lost after 3 s
+    }
+    FakeWorker c(port_, "c");
+    ASSERT_TRUE(c.Await<WelcomeMessage>(absl::Seconds(5)).has_value());
+    std::optional<StartMessage> start;
+    while ((start = c.Await<StartMessage>(absl::Seconds(10))).has_value() &&
+           start->generation < 2) {
+    }
+    ASSERT_TRUE(start.has_value());
+    EXPECT_EQ(start->members.size(), 3u);
+    c.Send(StartedMessage{2});
+    c.Send(EndedMessage{2, {{2, 0}}, {}});
+    EXPECT_TRUE(c.Await<EndMessage>(absl::Seconds(10)).has_value());
+  });
+  auto states = RunJob({a, b});
+  flaky.join();
+  EXPECT_EQ(states["a"].phase, JobPhase::kSucceeded);
+  EXPECT_EQ(states["a"].generation, 2);
+  EXPECT_EQ(states["a"].restarts_used, 0);
+  EXPECT_THAT(states["a"].generations.back().members, testing::ElementsAre("a", "b", "c"));
+  EXPECT_THAT(Output(), HasSubstr("[a] agent: node 'c' is back"));
+  EXPECT_THAT(Output(), HasSubstr("[b/1] rank=1 of 2 restart=1 group=1/2"));
+  EXPECT_THAT(Output(), HasSubstr("[b/1] rank=1 of 3 restart=2 group=1/3"));
+}
+
+// A worker of an elastic job cut off from its coordinator stops its ranks
+// at once, then reaches the coordinator again and says hello.
+TEST_F(JobTest, AWorkerCutOffInAnElasticJobStopsItsRanksAndRejoins) {
+  int listener = ListenOnLoopback(port_);
+  ASSERT_GE(listener, 0);
+  std::optional<NodeJobState> while_cut_off;
+  std::thread coordinator([&] {
+    std::unique_ptr<PeerChannel> first = AcceptProven(listener);
+    ASSERT_TRUE(first->authenticated());
+    first->Send(WelcomeMessage{"job-1", "a"});
+    first->Send(StartMessage{0, "", {{"a", 1}, {"b", 2}}});
+    first->Flush(absl::Seconds(1));
+    absl::SleepFor(absl::Seconds(4));  // silent: b stops its ranks after 3 s
+    absl::StatusOr<std::string> json = ReadFileToString(dir_ + "/b/job.json");
+    if (json.ok() && JobStateFromJson(*json).ok()) while_cut_off = *JobStateFromJson(*json);
+    // Attempts made while this side did not answer wait, given up, in
+    // the backlog: the one that proves the key is the agent's latest.
+    std::unique_ptr<PeerChannel> again;
+    std::vector<PeerMessage> said;
+    for (int i = 0; i < 20 && (again == nullptr || !again->authenticated()); ++i) {
+      said.clear();
+      again = AcceptProven(listener, &said);
+    }
+    ASSERT_TRUE(again->authenticated());
+    std::optional<HelloMessage> hello;
+    absl::Time deadline = absl::Now() + absl::Seconds(5);
+    while (!hello.has_value() && absl::Now() < deadline) {
+      for (PeerMessage& message : said) {
+        if (auto* words = std::get_if<HelloMessage>(&message)) hello = *words;
+      }
+      pollfd pfd{again->fd(), POLLIN, 0};
+      poll(&pfd, 1, 100);
+      said = again->Receive(absl::Now());
+    }
+    ASSERT_TRUE(hello.has_value());
+    EXPECT_EQ(hello->node, "b");
+    EXPECT_EQ(hello->nproc, 2);
+    again->Send(WelcomeMessage{"job-1", "a"});
+    again->Send(EndMessage{JobPhase::kStopped, 143, std::nullopt});
+    again->Flush(absl::Seconds(1));
+  });
+  NodeAgentOptions b = Node("b", 7, 2, {"-1", "0", "hang"});
+  b.rejoin_window = absl::Seconds(30);
+  absl::StatusOr<NodeJobState> state = RunNodeAgent(b);
+  coordinator.join();
+  close(listener);
+  ASSERT_THAT(state, IsOk());
+  EXPECT_EQ(state->phase, JobPhase::kStopped);
+  ASSERT_TRUE(while_cut_off.has_value());
+  EXPECT_EQ(while_cut_off->waiting, "rejoining");
+  EXPECT_EQ(while_cut_off->phase, JobPhase::kRunning);
+  // Placed by the members, not by --first-rank: ranks 1 and 2 of 3.
+  EXPECT_THAT(Output(), HasSubstr("rank=1 local_rank=0 world=3"));
+  EXPECT_THAT(Output(), HasSubstr("rank=2 local_rank=1 world=3"));
+  std::vector<pid_t> pids = PidsAfter(Output(), "pid=");
+  EXPECT_EQ(pids.size(), 2u);
+  for (pid_t pid : pids) EXPECT_FALSE(ProcessRunning(pid)) << pid;
+  EXPECT_THAT(Output(), HasSubstr("trying to rejoin"));
 }
 
 }  // namespace

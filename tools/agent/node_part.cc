@@ -144,13 +144,11 @@ void NodePart::RequestStop(const std::string& why) {
   StopAsked();
 }
 
-void NodePart::StartGeneration(int generation, const std::string& why) {
-  ranks_.reset();
-  state_.generation = generation;
-  reported_ = false;
+RankGroupOptions NodePart::GroupOptions(int generation, const std::string& why, int first_rank,
+                                        std::optional<NodePlace> place) const {
   RankGroupOptions group;
   group.node = options_.node;
-  group.first_rank = options_.first_rank;
+  group.first_rank = first_rank;
   group.nproc = options_.nproc;
   group.program = options_.program;
   group.run_dir = run_dir_;
@@ -161,17 +159,59 @@ void NodePart::StartGeneration(int generation, const std::string& why) {
   group.grace_period = options_.grace_period;
   group.launcher = options_.launcher;
   group.run_id = state_.run_id;
+  group.place = std::move(place);
   group.progress_pattern = options_.progress_pattern;
-  if (generation > 0) {
+  return group;
+}
+
+void NodePart::StartGeneration(int generation, const std::string& why,
+                               const std::vector<GenerationMember>& members) {
+  ranks_.reset();
+  state_.generation = generation;
+  reported_ = false;
+  int first_rank = options_.first_rank;
+  std::optional<NodePlace> place;
+  if (!members.empty()) {
+    std::optional<GenerationPlace> found = PlaceAmong(members, options_.node);
+    if (!found.has_value()) {
+      WaitAsSpare(generation);
+      return;
+    }
+    first_rank = found->first_rank;
+    place = found->place;
+  }
+  state_.waiting.clear();
+  if (generation > 0 && members.empty()) {
     Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
                      why.empty() ? "" : absl::StrCat(": ", why), ")"));
+  } else if (generation > 0) {
+    // An elastic job's generation: a failure's restart, a loss or a return.
+    Say(absl::StrCat("starting generation ", generation, " on ", members.size(), " nodes",
+                     why.empty() ? "" : absl::StrCat(": ", why)));
   }
-  ranks_ = std::make_unique<RankGroup>(std::move(group));
+  ranks_ = std::make_unique<RankGroup>(GroupOptions(generation, why, first_rank, place));
   ranks_->Start();
   state_.ranks = ranks_->states();
   RanksStarted(generation);
   // Whoever waits for the start reads job.json next.
   WriteState(absl::Now());
+  TellStarted();
+}
+
+void NodePart::WaitAsSpare(int generation) {
+  reported_ = true;  // nothing of this node to report
+  state_.ranks.clear();
+  if (state_.waiting != "spare") {
+    Say(absl::StrCat("no rank of this node runs in generation ", generation,
+                     ": waiting as a spare"));
+  }
+  state_.waiting = "spare";
+  state_.phase = JobPhase::kRunning;
+  WriteState(absl::Now());
+  TellStarted();
+}
+
+void NodePart::TellStarted() {
   if (!told_started_ && options_.on_started) {
     told_started_ = true;
     options_.on_started(true);

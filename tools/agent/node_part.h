@@ -68,7 +68,11 @@ class NodePart {
   // What every role does.
   void Say(const std::string& text);
   void RequestStop(const std::string& why);
-  void StartGeneration(int generation, const std::string& why);
+  // Starts this node's ranks of `generation`, placed among `members`
+  // (empty: as env.sh places them); a node that is none of them runs none
+  // and waits as a spare.
+  void StartGeneration(int generation, const std::string& why,
+                       const std::vector<GenerationMember>& members);
   void CollectStacks(int generation);
   // Stops this node's ranks of the generation and reports their end, once.
   void StopLocalRanks();
@@ -96,6 +100,12 @@ class NodePart {
   void CheckRanks();
   // Progress of this node's ranks, and stacks collected, go to the role.
   void WatchForHangs(absl::Time now);
+  // The rank group of `generation`, at `first_rank` (and `place`).
+  RankGroupOptions GroupOptions(int generation, const std::string& why, int first_rank,
+                                std::optional<NodePlace> place) const;
+  // No rank of this node runs in `generation`: it waits as a spare.
+  void WaitAsSpare(int generation);
+  void TellStarted();
 
   absl::Time next_heartbeat_ = absl::InfinitePast();
   std::unique_ptr<RankGroup> ranks_;

@@ -83,7 +83,10 @@ void RankGroup::Start() {
                 options_.program);
     SubprocessOptions spawn;
     spawn.argv = std::move(contract.argv);
-    spawn.env = std::move(contract.env);
+    if (options_.place.has_value()) {
+      spawn.env = GenerationContract(options_.launcher.launcher, *options_.place);
+    }
+    spawn.env.insert(spawn.env.end(), contract.env.begin(), contract.env.end());
     absl::StatusOr<std::unique_ptr<Subprocess>> process = Subprocess::Start(spawn);
     if (!process.ok()) {
       std::string why = absl::StrCat("rank ", rank, " did not start: ", process.status().message());

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,10 @@ struct RankGroupOptions {
   // ...; launcher_contract.h ForRank) for the generation below.
   LauncherConfig launcher;
   std::string run_id;
+  // Where the node stands in this generation (an elastic job's members):
+  // its node-wide contract (WORLD_SIZE, GROUP_RANK, ...; GenerationContract
+  // in launcher_contract.h) overrides env.sh's. nullopt: env.sh's holds.
+  std::optional<NodePlace> place;
   std::string run_dir;  // rank logs go here (RankLogPath)
   // >0: each log first gets "--- restart N of M (why) ---".
   int generation = 0;

@@ -17,6 +17,9 @@ namespace {
 // key, per attempt.
 constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
 
+// Between two attempts to rejoin, and the most one attempt takes.
+constexpr absl::Duration kRejoinPause = absl::Seconds(1);
+
 }  // namespace
 
 absl::Status WorkerAgent::SetUp(absl::Time now) {
@@ -38,7 +41,7 @@ absl::Status WorkerAgent::SetUp(absl::Time now) {
            1);
     return absl::OkStatus();
   }
-  coordinator_->Send(HelloMessage{options_.node});
+  coordinator_->Send(HelloMessage{options_.node, options_.nproc});
   return absl::OkStatus();
 }
 
@@ -71,7 +74,9 @@ void WorkerAgent::Handle(PeerChannel&, const PeerMessage& message) {
   std::visit(Overloaded{
                  [&](const WelcomeMessage& welcome) { Welcome(welcome); },
                  [&](const StartMessage& start) {
-                   if (!stop_requested()) StartGeneration(start.generation, start.why);
+                   if (!stop_requested()) {
+                     StartGeneration(start.generation, start.why, start.members);
+                   }
                  },
                  [&](const StopMessage& stop) {
                    if (stop.generation == state_.generation) StopLocalRanks();
@@ -85,6 +90,12 @@ void WorkerAgent::Handle(PeerChannel&, const PeerMessage& message) {
 
 void WorkerAgent::Welcome(const WelcomeMessage& welcome) {
   coordinator_node_ = welcome.node;
+  if (rejoin_until_.has_value()) {
+    // Back in the job: on standby until a generation takes this node in.
+    Say("rejoined the job; waiting for the next generation");
+    rejoin_until_.reset();
+    state_.waiting = "spare";
+  }
   if (state_.run_id.empty()) {
     state_.run_id = welcome.run_id;
     absl::StatusOr<std::string> run_dir = CreateRunDir(options_.log_dir, state_.run_id);
@@ -123,7 +134,10 @@ void WorkerAgent::StacksCollected(int generation, std::vector<RankStack> ranks) 
 }
 
 void WorkerAgent::CheckPeers(absl::Time now) {
-  if (coordinator_ == nullptr) return;
+  if (coordinator_ == nullptr) {
+    TryRejoin(now);
+    return;
+  }
   state_.last_heartbeat = coordinator_->last_heard();
   std::string lost;
   if (coordinator_->closed()) {
@@ -137,12 +151,46 @@ void WorkerAgent::CheckPeers(absl::Time now) {
     Finish(JobPhase::kStopped, std::nullopt, 128 + 15);
     return;
   }
+  if (options_.rejoin_window > absl::ZeroDuration() && !coordinator_node_.empty()) {
+    // An elastic job goes on without this node: stop, then try to rejoin.
+    coordinator_.reset();
+    if (!rejoin_until_.has_value()) {
+      Say(absl::StrCat("lost the coordinator (", lost, "); stopped this node's ranks; trying to "
+                       "rejoin for ", absl::FormatDuration(options_.rejoin_window)));
+      rejoin_until_ = now + options_.rejoin_window;
+      lost_why_ = lost;
+    }
+    state_.waiting = "rejoining";
+    MarkDirty();
+    return;
+  }
   Say(absl::StrCat("lost the coordinator (", lost, "); stopped this node's ranks"));
+  FailLost(lost);
+}
+
+void WorkerAgent::FailLost(const std::string& lost) {
   std::string who = coordinator_node_.empty() ? options_.coordinator : coordinator_node_;
   Finish(JobPhase::kFailed,
          JobFailure{who, -1, 1,
                     absl::StrCat("lost the coordinator from node '", options_.node, "': ", lost)},
          1);
+}
+
+// One attempt a second, each bounded, until the window closes; a stop
+// asked for meanwhile ends the agent (Decide).
+void WorkerAgent::TryRejoin(absl::Time now) {
+  if (!rejoin_until_.has_value() || stop_requested() || now < next_attempt_) return;
+  if (now >= *rejoin_until_) {
+    FailLost(absl::StrCat(lost_why_, ", and it could not rejoin within ",
+                          absl::FormatDuration(options_.rejoin_window)));
+    return;
+  }
+  next_attempt_ = now + kRejoinPause;
+  if (!ConnectToCoordinator(now + kRejoinPause).ok()) {
+    coordinator_.reset();
+    return;
+  }
+  coordinator_->Send(HelloMessage{options_.node, options_.nproc});
 }
 
 // A stopped worker waits a moment for the coordinator's word, then ends.

@@ -4,10 +4,14 @@
 // Every other node's agent: it runs the node's ranks (node_part.h) as the
 // coordinator orders, over one channel to it (TLS with the job's key),
 // and tells it what the ranks did. A coordinator silent (or disconnected)
-// for the heartbeat timeout ends this node's part; a stop asked for here
+// for the heartbeat timeout stops this node's ranks and ends its part; in
+// an elastic job (rejoin_window) the agent then tries to reach the
+// coordinator again and say hello, to rejoin the job at a later
+// generation, and ends only once the window passed. A stop asked for here
 // stops the ranks at once and tells the coordinator, which stops the rest.
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,9 +45,17 @@ class WorkerAgent : public NodePart {
   void Welcome(const WelcomeMessage& welcome);
   // Sends `message` to the coordinator while connected.
   void Tell(const PeerMessage& message);
+  // Ends this node's part: the coordinator was lost (`lost`: how).
+  void FailLost(const std::string& lost);
+  // Reconnects and says hello again, while the rejoin window lasts.
+  void TryRejoin(absl::Time now);
 
   std::unique_ptr<PeerChannel> coordinator_;
   std::string coordinator_node_;
+  // Rejoining: until when, how the coordinator was lost, the next attempt.
+  std::optional<absl::Time> rejoin_until_;
+  std::string lost_why_;
+  absl::Time next_attempt_ = absl::InfinitePast();
   // This side's TLS settings, with the job's key (supervision purpose).
   std::shared_ptr<TlsEndpoint> endpoint_;
 };

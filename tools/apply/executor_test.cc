@@ -733,6 +733,29 @@ TEST_F(ExecutorTest, ALostConnectionWhileFollowingDetachesAndLeavesTheJob) {
   EXPECT_THAT(world_.stops, IsEmpty()) << "a lost connection is no request to stop";
 }
 
+// An elastic job goes on without a lost worker, and so does apply: it
+// follows the others to the job's end and says how it ended.
+TEST_F(ExecutorTest, ALostWorkerOfAnElasticJobIsNoReasonToDetach) {
+  ClusterSpec spec = Spec(3);
+  spec.job.min_nodes = 2;
+  Plan plan = CheckAndLaunchPlan(spec);
+  world_.agent = [](const std::string& node, const std::string&) {
+    Reply reply;
+    if (node == "b") {
+      reply.delay = absl::Milliseconds(50);
+      reply.lost = true;
+    } else if (node == "a") {
+      reply.delay = absl::Seconds(6);  // past the 5 s a job of every node waits
+    } else {
+      reply.until_cancelled = true;
+    }
+    return reply;
+  };
+  ApplyResult result = Apply(spec, plan);
+  EXPECT_EQ(result.exit_code, 0) << result.message;
+  EXPECT_THAT(world_.stops, IsEmpty());
+}
+
 TEST_F(ExecutorTest, AJobThatFailedIsLaunchedAgainEvenAfterAnEarlierSuccess) {
   ClusterSpec spec = Spec(2);
   Plan plan = CheckAndLaunchPlan(spec);

@@ -75,7 +75,8 @@ JobControl::Followed JobControl::Follow(const LogsRequest& request,
     if (&node == &chief) {
       followed.chief_to_the_end = result.ok() && !cancelled;
       policy.ChiefEnded(/*lost=*/!result.ok() && !cancelled);
-    } else if (!result.ok() && !cancelled) {
+    } else if (!result.ok() && !cancelled && !spec_.Elastic()) {
+      // An elastic job goes on without a lost worker: follow the rest.
       policy.WorkerLost();
     }
     if (callbacks.on_end) callbacks.on_end(node, result);

@@ -16,6 +16,7 @@
 #include "nlohmann/json.hpp"
 #include "tools/apply/executor.h"
 #include "tools/apply/job_control.h"
+#include "tools/cli/membership_view.h"
 #include "tools/cli/signals.h"
 #include "tools/cli/spec_lock.h"
 #include "tools/protocol/job_state.h"
@@ -42,7 +43,9 @@ std::string TimeText(absl::Time time) {
 // What `status` says of one node.
 struct NodeStatus {
   std::string node;
-  std::string state = "none";  // none, a JobPhase name, "lost", or "unreadable"
+  // none, a JobPhase name, "lost", "unreadable", or (running, no rank of
+  // this node) "spare" or "rejoining"
+  std::string state = "none";
   std::string error;           // why unreadable
   std::optional<NodeJobState> job;
   int ranks_alive = 0;
@@ -63,6 +66,8 @@ NodeStatus Summarize(const NodeSpec& node, const absl::StatusOr<std::optional<No
   status.job = **read;
   const NodeJobState& job = *status.job;
   status.state = IsStale(job, now) ? "lost" : std::string(JobPhaseName(job.phase));
+  // A spare in reserve, or a node trying to rejoin: no rank, yet no failure.
+  if (status.state == "running" && !job.waiting.empty()) status.state = job.waiting;
   for (const RankState& rank : job.ranks) {
     if (rank.status.has_value()) {
       status.exit_statuses[rank.rank] = *rank.status;
@@ -94,6 +99,7 @@ nlohmann::json NodeJson(const NodeStatus& status, absl::Time now) {
   node["generation"] = job.generation;
   node["ranks"] = job.ranks.size();
   node["ranks_alive"] = status.ranks_alive;
+  if (!job.waiting.empty()) node["waiting"] = job.waiting;
   node["exit_statuses"] = exits;
   node["last_heartbeat"] = TimeText(job.last_heartbeat);
   node["last_heartbeat_age_s"] =
@@ -178,6 +184,7 @@ int RunStatusCommand(const JobTarget& target) {
       out["ended_at"] = TimeText(job->ended_at);
       out["exit_status"] = job->exit_status;
       if (job->failure.has_value()) out["failure"] = FailureJson(*job->failure);
+      if (spec.Elastic()) out["membership"] = MembershipJson(*job);
     }
     for (const NodeStatus& node : nodes) out["nodes"].push_back(NodeJson(node, now));
     std::printf("%s\n", out.dump(2).c_str());
@@ -201,7 +208,7 @@ int RunStatusCommand(const JobTarget& target) {
     std::printf("job: none (no run of this spec on its chief)\n");
   } else {
     std::string line = absl::StrCat("job: ", overall, " (run ", job->run_id, ", generation ",
-                                     job->generation, ", restarts used ", job->generation,
+                                     job->generation, ", restarts used ", job->restarts_used,
                                      " of ", job->max_restarts, ")");
     if (chief.state == "lost") {
       absl::StrAppend(&line, "; the coordinator's agent stopped writing its state ",
@@ -211,6 +218,11 @@ int RunStatusCommand(const JobTarget& target) {
       absl::StrAppend(&line, ": ", DescribeFailureInFull(*job->failure));
     }
     std::printf("%s\n", line.c_str());
+    if (spec.Elastic()) {
+      for (const std::string& text : MembershipLines(*job, absl::LocalTimeZone())) {
+        std::printf("%s\n", text.c_str());
+      }
+    }
   }
   return unreadable ? kExitApplyFailed : 0;
 }

@@ -253,6 +253,36 @@ Phase PreflightPhase(const ClusterSpec& spec,
   return std::move(phase).Build();
 }
 
+// What the coordinator is told of an elastic job; nothing for one that
+// needs every node (its launch commands stay as they were).
+ElasticPolicy ElasticPolicyOf(const ClusterSpec& spec) {
+  ElasticPolicy policy;
+  if (!spec.Elastic()) return policy;
+  int regular = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    if (node.spare) {
+      policy.spares.push_back(node.name);
+    } else {
+      ++regular;
+    }
+  }
+  policy.rejoins = true;
+  if (spec.job.min_nodes.value_or(regular) < regular) policy.min_nodes = *spec.job.min_nodes;
+  policy.max_node_losses = spec.job.max_node_losses.value_or(-1);
+  policy.rejoin = spec.job.rejoin;
+  return policy;
+}
+
+// "min_nodes=3, max_node_losses=any, rejoin=restart, spares=d".
+std::string DescribeElastic(const ElasticPolicy& policy, const ClusterSpec& spec) {
+  int regular = static_cast<int>(spec.nodes.size() - policy.spares.size());
+  return absl::StrCat(
+      "min_nodes=", policy.min_nodes > 0 ? policy.min_nodes : regular, ", max_node_losses=",
+      policy.max_node_losses >= 0 ? absl::StrCat(policy.max_node_losses) : "any",
+      ", rejoin=", policy.rejoin, ", spares=",
+      policy.spares.empty() ? "none" : absl::StrJoin(policy.spares, ","));
+}
+
 Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) {
   PhaseBuilder phase(PhaseKind::kLaunch, spec.nodes.size());
   const NodeSpec& chief = spec.chief();
@@ -260,14 +290,22 @@ Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) 
   for (const NodeSpec& node : spec.nodes) coordinator.nodes.push_back(node.name);
   coordinator.supervisor_port = spec.SupervisorPort();
   coordinator.heartbeat_timeout = spec.job.heartbeat_timeout;
+  coordinator.elastic = ElasticPolicyOf(spec);
   Supervision worker;
   worker.coordinator = absl::StrCat(ReachAddress(chief), ":",
                                     spec.SupervisorPort());
   worker.heartbeat_timeout = spec.job.heartbeat_timeout;
+  worker.elastic.rejoins = coordinator.elastic.rejoins;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
-    phase.Add(node.name, StepKind::kLaunchAgent).command =
+    Step& step = phase.Add(node.name, StepKind::kLaunchAgent);
+    step.command =
         LaunchCommand(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
+    // Shown by the plan; inputs only of an elastic job's steps.
+    if (node.spare) step.inputs.emplace_back("spare", "true");
+    if (&node == &chief && coordinator.elastic.rejoins) {
+      step.inputs.emplace_back("elastic", DescribeElastic(coordinator.elastic, spec));
+    }
   }
   return std::move(phase).Build();
 }
@@ -299,17 +337,18 @@ absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& input
   int world_size = 0;
   std::vector<int> first_ranks;
   first_ranks.reserve(spec.nodes.size());
+  // Spares run no rank in the first generation.
   for (const NodeSpec& node : spec.nodes) {
     first_ranks.push_back(world_size);
-    world_size += node.nproc;
+    if (!node.spare) world_size += node.nproc;
   }
+  std::vector<NodePlace> places = PlannedPlaces(spec);
 
   Plan plan;
   plan.spec_name = spec.name;
   plan.spec_path = spec.spec_path;
   plan.spec_hash = SpecDigest(spec);
   plan.source_hash = inputs.source_hash;
-  const NodeSpec& chief = spec.chief();
   std::vector<std::vector<NodeVar>> node_envs;
   node_envs.reserve(spec.nodes.size());
   plan.ranks.reserve(world_size);
@@ -318,7 +357,8 @@ absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& input
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     generation.run_dir = RunDir(NodeLogDir(node), kPlannedRunId);
-    node_envs.push_back(NodeEnvironment(spec, i, chief, world_size));
+    node_envs.push_back(NodeEnvironment(spec, i, places[i]));
+    if (node.spare) continue;
     std::vector<std::string> program = {ProgramPath(spec.job, node)};
     program.insert(program.end(), spec.job.args.begin(), spec.job.args.end());
     for (int local = 0; local < node.nproc; ++local) {

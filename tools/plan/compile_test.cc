@@ -2,6 +2,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -318,6 +319,52 @@ TEST(CompilePlanTest, AHangTimeoutReachesEveryAgent) {
   for (const Step& step : PhaseOf(unset, PhaseKind::kLaunch).steps) {
     EXPECT_THAT(step.command, Not(HasSubstr("--hang-timeout")));
   }
+}
+
+// n0 (1 rank, the chief), n1 (2), n2 (3) a spare: the first generation
+// runs on n0 and n1, as the agents place it; the chief carries the policy,
+// the workers rejoin.
+TEST(CompilePlanTest, AnElasticJobsPolicyAndSpare) {
+  ClusterSpec spec = ThreeNodeSpec();
+  spec.nodes[2].spare = true;
+  spec.job.min_nodes = 1;
+  spec.job.max_node_losses = 4;
+  spec.job.rejoin = "next-failure";
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  ASSERT_EQ(plan.ranks.size(), 3u);
+  std::map<std::string, std::string> last = EnvMap(plan.ranks[2]);
+  EXPECT_EQ(last["RANK"], "2");
+  EXPECT_EQ(last["WORLD_SIZE"], "3");
+  EXPECT_EQ(last["GROUP_RANK"], "1");
+  EXPECT_EQ(last["GROUP_WORLD_SIZE"], "2");
+  std::optional<GenerationPlace> agents = PlaceAmong({{"n0", 1}, {"n1", 2}}, "n1");
+  ASSERT_TRUE(agents.has_value());
+  EXPECT_EQ(last["WORLD_SIZE"], absl::StrCat(agents->place.world_size));
+  EXPECT_EQ(plan.ranks[1].rank, agents->first_rank);
+  const Phase& launch = PhaseOf(plan, PhaseKind::kLaunch);
+  EXPECT_THAT(launch.steps[0].command,
+              HasSubstr(" --min-nodes=1 --max-node-losses=4 --rejoin=next-failure --spares=n2 -- "));
+  EXPECT_THAT(launch.steps[0].inputs,
+              testing::Contains(Pair("elastic", "min_nodes=1, max_node_losses=4, "
+                                                "rejoin=next-failure, spares=n2")));
+  for (int i : {1, 2}) EXPECT_THAT(launch.steps[i].command, HasSubstr(" --elastic -- "));
+  EXPECT_THAT(launch.steps[2].inputs, testing::Contains(Pair("spare", "true")));
+
+  // Without the keys, nothing of it, and the same plan as ever.
+  FP_ASSERT_OK_AND_ASSIGN(Plan plain, CompilePlan(ThreeNodeSpec(), {}));
+  EXPECT_EQ(plain.ranks.size(), 6u);
+  for (const Step& step : PhaseOf(plain, PhaseKind::kLaunch).steps) {
+    EXPECT_THAT(step.command, Not(HasSubstr("--elastic")));
+    EXPECT_THAT(step.command, Not(HasSubstr("--min-nodes")));
+    EXPECT_THAT(step.inputs, IsEmpty());
+  }
+  // min_nodes at every node, no spare: a job that needs every node.
+  ClusterSpec all = ThreeNodeSpec();
+  all.job.min_nodes = 3;
+  FP_ASSERT_OK_AND_ASSIGN(Plan needs_all, CompilePlan(all, {}));
+  EXPECT_THAT(PhaseOf(needs_all, PhaseKind::kLaunch).steps[1].command,
+              Not(HasSubstr("--elastic")));
+  EXPECT_NE(needs_all.spec_hash, plain.spec_hash);
 }
 
 TEST(CompilePlanTest, AProgressPatternReachesEveryAgentQuoted) {

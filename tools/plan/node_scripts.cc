@@ -87,15 +87,13 @@ std::string SecretsFileText(const EnvList& values) {
 }
 
 std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
-  int world_size = 0;
-  for (const NodeSpec& node : spec.nodes) world_size += node.nproc;
-  const NodeSpec& chief = spec.chief();
+  std::vector<NodePlace> places = PlannedPlaces(spec);
   bool nccl_auto = spec.network.nccl_socket_ifname == "auto";
   std::vector<std::string> scripts;
   scripts.reserve(spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     scripts.push_back(
-        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, chief, world_size), nccl_auto,
+        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, places[i]), nccl_auto,
                   spec.secrets));
   }
   return scripts;
@@ -135,8 +133,13 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   if (!supervision.nodes.empty()) {
     launch.nodes = supervision.nodes;
     launch.supervisor_port = supervision.supervisor_port;
+    launch.min_nodes = supervision.elastic.min_nodes;
+    launch.max_node_losses = supervision.elastic.max_node_losses;
+    launch.rejoin = supervision.elastic.rejoin;
+    launch.spares = supervision.elastic.spares;
   } else {
     launch.coordinator = supervision.coordinator;
+    launch.elastic = supervision.elastic.rejoins;
   }
   launch.heartbeat_timeout = supervision.heartbeat_timeout;
   launch.hang_timeout = job.hang_timeout.value_or(absl::ZeroDuration());

@@ -39,18 +39,6 @@ void SetNetwork(VarMap& vars, const NetworkSpec& network) {
   }
 }
 
-NodePlace PlaceOf(const ClusterSpec& spec, size_t node_index, const NodeSpec& chief,
-                  int world_size) {
-  NodePlace place;
-  place.node_rank = static_cast<int>(node_index);
-  place.num_nodes = static_cast<int>(spec.nodes.size());
-  place.world_size = world_size;
-  place.local_world_size = spec.nodes[node_index].nproc;
-  place.master_addr = ReachAddress(chief);
-  place.master_port = spec.network.master_port;
-  return place;
-}
-
 void SetContract(VarMap& vars, const NodeSpec& node, ContractEnv contract) {
   for (auto& [name, value] : contract) Set(vars, name, std::move(value));
   if (!node.gpus.empty()) {
@@ -64,12 +52,41 @@ const std::string& ReachAddress(const NodeSpec& node) {
   return node.private_address.empty() ? node.address : node.private_address;
 }
 
+std::vector<NodePlace> PlannedPlaces(const ClusterSpec& spec) {
+  int world_size = 0;
+  int regular = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    if (node.spare) continue;
+    world_size += node.nproc;
+    ++regular;
+  }
+  std::vector<NodePlace> places;
+  places.reserve(spec.nodes.size());
+  const std::string& master = ReachAddress(spec.chief());
+  int node_rank = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    NodePlace& place = places.emplace_back();
+    place.local_world_size = node.nproc;
+    place.master_addr = master;
+    place.master_port = spec.network.master_port;
+    if (node.spare) {
+      place.node_rank = regular;
+      place.num_nodes = regular + 1;
+      place.world_size = world_size + node.nproc;
+    } else {
+      place.node_rank = node_rank++;
+      place.num_nodes = regular;
+      place.world_size = world_size;
+    }
+  }
+  return places;
+}
+
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
-                                     const NodeSpec& chief, int world_size) {
+                                     const NodePlace& place) {
   const NodeSpec& node = spec.nodes[node_index];
   Launcher launcher = spec.job.launcher.launcher;
-  NodeContractEnv contract =
-      NodeContract(launcher, PlaceOf(spec, node_index, chief, world_size));
+  NodeContractEnv contract = NodeContract(launcher, place);
   VarMap vars;
   for (auto& [name, value] : contract.defaults) Set(vars, name, std::move(value));
   SetList(vars, spec.env, launcher, /*expand_on_node=*/false);

@@ -42,13 +42,21 @@ struct NodeVar {
 // address. The chief's is MASTER_ADDR.
 const std::string& ReachAddress(const NodeSpec& node);
 
+// Where each node of the spec stands in the job's first generation: the
+// nodes that are no spares, in file order (GROUP_RANK under torchrun),
+// ranks numbered contiguously over them, as the agents place a
+// generation's members (PlaceAmong in launcher_contract.h); MASTER_ADDR
+// the chief's reach address. A spare is placed after them, as if it ran
+// too: every generation that runs it tells it its place. All nodes at once,
+// since spec.chief() and the sums scan the nodes (O(N) per node would cost
+// O(N^2) for N nodes).
+std::vector<NodePlace> PlannedPlaces(const ClusterSpec& spec);
+
 // The variables every rank of spec.nodes[node_index] shares (all but the
-// launcher's per-rank ones), sorted by name. The node's index is its place
-// (GROUP_RANK under torchrun), MASTER_ADDR the address of `chief` (spec.chief()), and `world_size` the sum of nproc
-// over all nodes. The caller finds both once for the cluster: spec.chief()
-// scans the nodes, so calling it per node would cost O(N^2) for N nodes.
+// launcher's per-rank ones), sorted by name, the node at `place`
+// (PlannedPlaces).
 std::vector<NodeVar> NodeEnvironment(const ClusterSpec& spec, size_t node_index,
-                                     const NodeSpec& chief, int world_size);
+                                     const NodePlace& place);
 
 // The full environment of one rank: `node_env` plus the rank's part of
 // the launcher contract (launcher_contract.h ForRank), sorted by name. Group

@@ -90,9 +90,15 @@ std::string Describe(const Step& step, const RanksIndex& ranks) {
     case StepKind::kCheck:
       return "check " + absl::StrJoin(step.inputs, ", ", absl::PairFormatter("="));
     case StepKind::kLaunchAgent: {
+      if (Input(step, "spare") == "true") {
+        return "start the agent as a spare: no rank until another node is lost";
+      }
       auto it = ranks.find(step.node);
       if (it != ranks.end()) {
-        return absl::StrCat("start ", RankRange(it->second->first, it->second->last));
+        std::string line = absl::StrCat("start ", RankRange(it->second->first, it->second->last));
+        std::string elastic = Input(step, "elastic");
+        if (!elastic.empty()) absl::StrAppend(&line, " (elastic: ", elastic, ")");
+        return line;
       }
       break;
     }
@@ -138,6 +144,17 @@ void RenderPhase(const Phase& phase, const StepForecast* forecast, const RanksIn
   }
 }
 
+// The nodes launched as spares: no rank in the plan.
+std::vector<std::string> SpareNodes(const Plan& plan) {
+  std::vector<std::string> spares;
+  const Phase* launch = FindPhase(plan, PhaseKind::kLaunch);
+  if (launch == nullptr) return spares;
+  for (const Step& step : launch->steps) {
+    if (Input(step, "spare") == "true") spares.push_back(step.node);
+  }
+  return spares;
+}
+
 // True when preflight resolves NCCL_SOCKET_IFNAME on the nodes.
 bool NcclAuto(const Plan& plan) {
   const Phase* preflight = FindPhase(plan, PhaseKind::kPreflight);
@@ -174,14 +191,20 @@ std::string RenderPlanText(const Plan& plan, bool color,
     absl::StrAppend(&out, "  node '", node.name, "' (", node.address,
                     "): ", RankRange(node.first, node.last), "\n");
   }
+  std::vector<std::string> spares = SpareNodes(plan);
+  for (const std::string& spare : spares) {
+    absl::StrAppend(&out, "  node '", spare, "': spare (no rank until it takes a lost node's "
+                                              "place)\n");
+  }
   if (NcclAuto(plan)) {
     absl::StrAppend(&out,
                     "  NCCL_SOCKET_IFNAME=auto (resolved per node by preflight: the "
                     "interface that holds the node's private_address, else its address)\n");
   }
+  size_t nodes = ranks.size() + spares.size();
   absl::StrAppend(&out, "\n", paint(kBold, "Plan:"), " ", steps,
-                  steps == 1 ? " step" : " steps", " on ", ranks.size(),
-                  ranks.size() == 1 ? " node, " : " nodes, ", plan.ranks.size(),
+                  steps == 1 ? " step" : " steps", " on ", nodes,
+                  nodes == 1 ? " node, " : " nodes, ", plan.ranks.size(),
                   plan.ranks.size() == 1 ? " rank" : " ranks");
   if (forecast != nullptr) {
     std::map<Change, int> counts;

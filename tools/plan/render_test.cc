@@ -58,6 +58,21 @@ TEST(RenderPlanTextTest, EmptyPhasesSayNoChangesAndTheAgentIsSentWithoutSync) {
   EXPECT_THAT(text, Not(HasSubstr("NCCL_SOCKET_IFNAME")));
 }
 
+TEST(RenderPlanTextTest, AnElasticJobShowsItsPolicyAndItsSpare) {
+  ClusterSpec spec = ThreeNodeSpec();
+  spec.nodes[2].spare = true;
+  spec.job.min_nodes = 1;
+  FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(spec, {}));
+  std::string text = RenderPlanText(plan, /*color=*/false);
+  EXPECT_THAT(text, HasSubstr("  + n0  launch-agent   start rank 0 (elastic: min_nodes=1, "
+                              "max_node_losses=any, rejoin=restart, spares=n2)\n"));
+  EXPECT_THAT(text, HasSubstr("  + n2  launch-agent   start the agent as a spare: no rank until "
+                              "another node is lost\n"));
+  EXPECT_THAT(text, HasSubstr("  node 'n1' (10.1.0.2): ranks 1-2\n"
+                              "  node 'n2': spare (no rank until it takes a lost node's place)\n"));
+  EXPECT_THAT(text, HasSubstr("\nPlan: 12 steps on 3 nodes, 3 ranks.\n"));
+}
+
 TEST(RenderPlanTextTest, ColourOnlyWhenAsked) {
   FP_ASSERT_OK_AND_ASSIGN(Plan plan, CompilePlan(TwoByTwoSpec(), {}));
   EXPECT_THAT(RenderPlanText(plan, false), Not(HasSubstr("\x1b[")));

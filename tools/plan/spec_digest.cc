@@ -63,6 +63,8 @@ void WriteNode(SpecWriter& w, const NodeSpec& node) {
   w.Bool("node.chief", node.chief);
   w.Int("node.nproc", node.nproc);
   w.Int("node.index", node.index);
+  // Only when set: the digest of a spec without spares is as before them.
+  if (node.spare) w.Bool("node.spare", true);
 }
 
 // A transport's settings are opaque here: they describe themselves.
@@ -113,6 +115,12 @@ std::string SpecDigest(const ClusterSpec& spec) {
   w.Str("job.launcher", LauncherName(spec.job.launcher.launcher));
   w.Str("job.local_rank_arg", spec.job.launcher.local_rank_arg);
   if (!spec.job.progress.empty()) w.Str("job.progress", spec.job.progress);
+  // The elastic keys, likewise only when set.
+  if (spec.job.min_nodes.has_value()) w.Int("job.min_nodes", *spec.job.min_nodes);
+  if (spec.job.max_node_losses.has_value()) {
+    w.Int("job.max_node_losses", *spec.job.max_node_losses);
+  }
+  if (spec.job.rejoin != "restart") w.Str("job.rejoin", spec.job.rejoin);
   w.Int("transport_settings", static_cast<int>(spec.transport_settings.size()));
   for (const auto& [name, settings] : spec.transport_settings) {
     WriteSettings(w, name, *settings);

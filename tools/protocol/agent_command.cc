@@ -118,8 +118,61 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Duration("grace-period", &grace_period,
                    "How long stopped ranks get between SIGTERM and SIGKILL.");
   options.Switch("watch-stdin", &watch_stdin, "Stop all ranks when stdin reaches end-of-file.");
+  options.Number("min-nodes", "N", &min_nodes,
+                 "Coordinator: the fewest nodes the job runs on after losing some (0: every "
+                 "node that is no spare).");
+  options.Number("max-node-losses", "N", &max_node_losses,
+                 "Coordinator: node losses the job survives (-1: any, while min-nodes remain).");
+  options.Text("rejoin", "WHEN", &rejoin,
+               "Coordinator: when a lost node that comes back joins a job below its full size: "
+               "restart (at once) or next-failure.");
+  options.List("spares", "A,B,...", &spares,
+               "Coordinator: the nodes that run no rank until one of the others is lost.");
+  options.Switch("elastic", &elastic,
+                 "Worker: after losing the coordinator, stop the ranks and try to rejoin (up to "
+                 "10 minutes) instead of ending.");
   options.Operands("PROGRAM ARGS...", &program);
 }
+
+namespace {
+
+// What an elastic job's options must hold together.
+absl::Status CheckElastic(const AgentLaunch& launch) {
+  bool policy = launch.min_nodes != 0 || launch.max_node_losses != -1 ||
+                launch.rejoin != "restart" || !launch.spares.empty();
+  if (policy && launch.nodes.empty()) {
+    return absl::InvalidArgumentError(
+        "--min-nodes, --max-node-losses, --rejoin and --spares are the coordinator's: they "
+        "need --nodes");
+  }
+  if (launch.elastic && launch.coordinator.empty()) {
+    return Conflict("elastic", "coordinator", "go together: only a worker rejoins");
+  }
+  if (launch.min_nodes < 0 || launch.max_node_losses < -1) {
+    return absl::InvalidArgumentError(
+        "--min-nodes must be >= 0 and --max-node-losses >= -1 (-1: any)");
+  }
+  if (launch.rejoin != "restart" && launch.rejoin != "next-failure") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--rejoin=", launch.rejoin, ": expected restart or next-failure"));
+  }
+  for (const std::string& spare : launch.spares) {
+    if (std::find(launch.nodes.begin(), launch.nodes.end(), spare) == launch.nodes.end() ||
+        spare == launch.node) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--spares: '", spare, "' is not one of --nodes other than this node"));
+    }
+  }
+  int regular = static_cast<int>(launch.nodes.size() - launch.spares.size());
+  if (launch.min_nodes > regular) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--min-nodes=", launch.min_nodes, " is more than the ", regular,
+        " nodes that are no spares"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::Status AgentLaunch::Check() const {
   if (!nodes.empty() && !coordinator.empty()) {
@@ -129,7 +182,7 @@ absl::Status AgentLaunch::Check() const {
   if (supervisor_port != 0 && nodes.empty()) {
     return Conflict("supervisor-port", "nodes", "go together: only the coordinator listens");
   }
-  return absl::OkStatus();
+  return CheckElastic(*this);
 }
 
 void AgentLogs::Bind(OptionList& options) {

@@ -57,10 +57,21 @@ struct AgentLaunch {
   std::string run_id;  // empty: $FLEETPLAN_RUN_ID, else made by the coordinator
   absl::Duration grace_period = absl::Seconds(10);
   bool watch_stdin = true;
+  // An elastic job ([job] min_nodes, [[nodes]] spare): the coordinator's
+  // policy (min_nodes 0: every node that is no spare; max_node_losses -1:
+  // unlimited; rejoin "restart" or "next-failure"), and a worker's
+  // `elastic`: it tries to rejoin after losing the coordinator.
+  int min_nodes = 0;
+  int max_node_losses = -1;
+  std::string rejoin = "restart";
+  std::vector<std::string> spares;
+  bool elastic = false;
   std::vector<std::string> program;
   void Bind(OptionList& options);
-  // InvalidArgument for `nodes` with `coordinator`, or a supervisor port
-  // without `nodes`.
+  // InvalidArgument for `nodes` with `coordinator`, a supervisor port or
+  // an elastic policy without `nodes`, `elastic` without `coordinator`,
+  // a spare that is not among `nodes` or is this node, or values out of
+  // range.
   absl::Status Check() const;
 };
 

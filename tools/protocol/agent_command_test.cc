@@ -75,6 +75,55 @@ TEST(AgentCommandTest, DefaultsAreLeftOut) {
   EXPECT_EQ(RoundTrip(worker).coordinator, "10.0.0.5:4000");
 }
 
+TEST(AgentCommandTest, AnElasticJobsOptionsRoundTrip) {
+  AgentLaunch chief;
+  chief.node = "a";
+  chief.nodes = {"a", "b", "c", "d"};
+  chief.supervisor_port = 29501;
+  chief.min_nodes = 2;
+  chief.max_node_losses = 3;
+  chief.rejoin = "next-failure";
+  chief.spares = {"d"};
+  chief.program = {"p"};
+  EXPECT_THAT(AgentArgs(chief),
+              ElementsAre("launch", "--protocol=2", "--node=a", "--nodes=a,b,c,d",
+                          "--supervisor-port=29501", "--min-nodes=2", "--max-node-losses=3",
+                          "--rejoin=next-failure", "--spares=d", "--", "p"));
+  AgentLaunch back = RoundTrip(chief);
+  EXPECT_EQ(back.min_nodes, 2);
+  EXPECT_EQ(back.max_node_losses, 3);
+  EXPECT_EQ(back.rejoin, "next-failure");
+  EXPECT_THAT(back.spares, ElementsAre("d"));
+  AgentLaunch worker;
+  worker.node = "b";
+  worker.coordinator = "h:1";
+  worker.elastic = true;
+  worker.program = {"p"};
+  EXPECT_TRUE(RoundTrip(worker).elastic);
+}
+
+TEST(AgentCommandTest, RefusesAnElasticPolicyThatCannotHold) {
+  auto refused = [](std::vector<std::string> args, const std::string& says) {
+    args.insert(args.begin(), "launch");
+    args.insert(args.end(), {"--", "p"});
+    EXPECT_THAT(ParseAgentCommand(args),
+                StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr(says)));
+  };
+  refused({"--node=b", "--coordinator=h:1", "--min-nodes=2"}, "they need --nodes");
+  refused({"--node=a", "--nodes=a,b", "--supervisor-port=1", "--elastic"},
+          "--elastic and --coordinator go together");
+  refused({"--node=a", "--nodes=a,b", "--supervisor-port=1", "--rejoin=later"},
+          "expected restart or next-failure");
+  refused({"--node=a", "--nodes=a,b", "--supervisor-port=1", "--spares=a"},
+          "'a' is not one of --nodes other than this node");
+  refused({"--node=a", "--nodes=a,b", "--supervisor-port=1", "--spares=e"},
+          "'e' is not one of --nodes");
+  refused({"--node=a", "--nodes=a,b,c", "--supervisor-port=1", "--spares=c", "--min-nodes=3"},
+          "--min-nodes=3 is more than the 2 nodes that are no spares");
+  refused({"--node=a", "--nodes=a,b", "--supervisor-port=1", "--max-node-losses=-2"},
+          "--max-node-losses >= -1");
+}
+
 TEST(AgentCommandTest, LogsStopStacksRoundTrip) {
   AgentLogs logs;
   logs.log_dir = "/l";

@@ -43,7 +43,73 @@ absl::StatusOr<RankState> RankFromJson(const nlohmann::json& json) {
   return rank;
 }
 
+// The objects of list `key` (absent: none), each read by `read`.
+template <typename T, typename Read>
+absl::Status ReadObjects(const JsonFields& fields, const char* key, Read read,
+                         std::vector<T>* out) {
+  const nlohmann::json* list = fields.Optional(key);
+  if (list == nullptr) return absl::OkStatus();
+  if (!list->is_array()) return Invalid(key, "is not a list");
+  for (const nlohmann::json& item : *list) {
+    if (!item.is_object()) return Invalid(key, "holds something that is not an object");
+    T parsed;
+    FP_RETURN_IF_ERROR(read(JsonFields(item, kDocument), &parsed));
+    out->push_back(std::move(parsed));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadGeneration(const JsonFields& fields, GenerationRecord* record) {
+  FP_RETURN_IF_ERROR(
+      fields.Get("generation", 0, std::numeric_limits<int>::max(), &record->generation));
+  FP_RETURN_IF_ERROR(fields.Get("started_at", &record->started_at));
+  return fields.Get("members", &record->members);
+}
+
+absl::Status ReadLost(const JsonFields& fields, LostNode* lost) {
+  FP_RETURN_IF_ERROR(fields.Get("node", &lost->node));
+  FP_RETURN_IF_ERROR(fields.Get("at", &lost->at));
+  return fields.Get("reason", &lost->reason);
+}
+
+// A count, when present.
+absl::Status ReadCount(const JsonFields& fields, const char* key, int* out) {
+  if (fields.Optional(key) == nullptr) return absl::OkStatus();
+  return fields.Get(key, 0, std::numeric_limits<int>::max(), out);
+}
+
+// Absent from what agents before elastic jobs wrote: then none of it.
+absl::Status MembershipFromJson(const JsonFields& fields, NodeJobState* state) {
+  FP_RETURN_IF_ERROR(ReadObjects(fields, "generations", ReadGeneration, &state->generations));
+  FP_RETURN_IF_ERROR(ReadObjects(fields, "lost", ReadLost, &state->lost));
+  if (fields.Optional("spares") != nullptr) FP_RETURN_IF_ERROR(fields.Get("spares", &state->spares));
+  FP_RETURN_IF_ERROR(ReadCount(fields, "node_losses", &state->node_losses));
+  state->restarts_used = state->generation;
+  FP_RETURN_IF_ERROR(ReadCount(fields, "restarts_used", &state->restarts_used));
+  if (fields.Optional("waiting") != nullptr) FP_RETURN_IF_ERROR(fields.Get("waiting", &state->waiting));
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+nlohmann::json MembershipToJson(const NodeJobState& state) {
+  nlohmann::json generations = nlohmann::json::array();
+  for (const GenerationRecord& record : state.generations) {
+    generations.push_back({{"generation", record.generation},
+                           {"started_at", TimeToJson(record.started_at)},
+                           {"members", record.members}});
+  }
+  nlohmann::json lost = nlohmann::json::array();
+  for (const LostNode& node : state.lost) {
+    lost.push_back({{"node", node.node}, {"at", TimeToJson(node.at)}, {"reason", node.reason}});
+  }
+  return {{"generations", std::move(generations)},
+          {"lost", std::move(lost)},
+          {"spares", state.spares},
+          {"node_losses", state.node_losses},
+          {"restarts_used", state.restarts_used},
+          {"waiting", state.waiting}};
+}
 
 absl::string_view JobPhaseName(JobPhase phase) {
   for (const auto& [each, name] : kPhaseNames) {
@@ -154,6 +220,7 @@ std::string JobStateToJson(const NodeJobState& state) {
       {"failure", std::move(failure)},
       {"exit_status", state.exit_status},
   };
+  json.update(MembershipToJson(state));
   return json.dump(2) + "\n";
 }
 
@@ -192,6 +259,7 @@ absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view text) {
     FP_ASSIGN_OR_RETURN(JobFailure parsed_failure, JobFailureFromJson(*failure, kDocument));
     state.failure = std::move(parsed_failure);
   }
+  FP_RETURN_IF_ERROR(MembershipFromJson(fields, &state));
   return state;
 }
 

@@ -74,6 +74,25 @@ nlohmann::json JobFailureToJson(const JobFailure& failure);
 absl::StatusOr<JobFailure> JobFailureFromJson(const nlohmann::json& json,
                                               absl::string_view document);
 
+// A generation of the job, as the coordinator started it: its members, in
+// rank order.
+struct GenerationRecord {
+  int generation = 0;
+  absl::Time started_at = absl::InfinitePast();
+  std::vector<std::string> members;
+};
+
+// A node the job lost (its agent silent past the heartbeat timeout, its
+// connection closed, or out of reach at a generation's start).
+struct LostNode {
+  std::string node;
+  absl::Time at = absl::InfinitePast();
+  std::string reason;  // "no heartbeat for 10s"
+};
+
+// How many generations job.json keeps: the latest ones.
+inline constexpr size_t kGenerationsKept = 20;
+
 struct NodeJobState {
   std::string run_id;
   std::string node;
@@ -94,10 +113,29 @@ struct NodeJobState {
   // Once the job failed: why (the same on every node that heard the end).
   std::optional<JobFailure> failure;
   int exit_status = 0;  // the job's, once it ended
+  // The job's membership, as the coordinator keeps it (what `status`
+  // shows; empty on the workers): the latest generations (kGenerationsKept),
+  // every node lost (a node that rejoined stays listed), the spares in
+  // reserve, and the losses counted against [job] max_node_losses.
+  std::vector<GenerationRecord> generations;
+  std::vector<LostNode> lost;
+  std::vector<std::string> spares;
+  int node_losses = 0;
+  // Restarts used by failures (a generation that lost a node uses none);
+  // what agents before elastic jobs wrote: the generation.
+  int restarts_used = 0;
+  // Why this node runs no rank now, though the job runs: "spare" (in
+  // reserve, or no member of this generation), "rejoining" (it lost the
+  // coordinator and tries to reach it again); empty otherwise.
+  std::string waiting;
 };
 
 // Pretty-printed JSON, ending in a newline.
 std::string JobStateToJson(const NodeJobState& state);
+// The membership's part of it: "generations" ({generation, started_at,
+// members}), "lost" ({node, at, reason}), "spares", "node_losses",
+// "restarts_used", "waiting".
+nlohmann::json MembershipToJson(const NodeJobState& state);
 // InvalidArgument naming the field that is missing or wrong.
 absl::StatusOr<NodeJobState> JobStateFromJson(absl::string_view json);
 

@@ -72,6 +72,48 @@ TEST(JobStateTest, AFailureCarriesWhatTheRankSaid) {
   ASSERT_THAT(JobStateFromJson(old.dump()), IsOk());
 }
 
+TEST(JobStateTest, RoundTripsTheMembership) {
+  NodeJobState state = Sample();
+  state.generations = {{0, absl::FromUnixSeconds(1795463000), {"a", "b", "c", "d"}},
+                       {1, absl::FromUnixSeconds(1795463050), {"a", "b", "d"}}};
+  state.lost = {{"c", absl::FromUnixSeconds(1795463049), "no heartbeat for 10s"}};
+  state.spares = {"e"};
+  state.node_losses = 1;
+  state.restarts_used = 0;
+  state.waiting = "spare";
+  absl::StatusOr<NodeJobState> parsed = JobStateFromJson(JobStateToJson(state));
+  ASSERT_THAT(parsed, IsOk());
+  ASSERT_EQ(parsed->generations.size(), 2u);
+  EXPECT_EQ(parsed->generations[1].generation, 1);
+  EXPECT_EQ(parsed->generations[1].started_at, absl::FromUnixSeconds(1795463050));
+  EXPECT_THAT(parsed->generations[1].members, testing::ElementsAre("a", "b", "d"));
+  ASSERT_EQ(parsed->lost.size(), 1u);
+  EXPECT_EQ(parsed->lost[0].node, "c");
+  EXPECT_EQ(parsed->lost[0].at, absl::FromUnixSeconds(1795463049));
+  EXPECT_EQ(parsed->lost[0].reason, "no heartbeat for 10s");
+  EXPECT_THAT(parsed->spares, testing::ElementsAre("e"));
+  EXPECT_EQ(parsed->node_losses, 1);
+  EXPECT_EQ(parsed->waiting, "spare");
+  EXPECT_EQ(parsed->restarts_used, 0);
+  // What agents before elastic jobs wrote: none of it.
+  nlohmann::json old = nlohmann::json::parse(JobStateToJson(Sample()));
+  for (const char* key :
+       {"generations", "lost", "spares", "node_losses", "restarts_used", "waiting"}) {
+    ASSERT_EQ(old.erase(key), 1u) << key;
+  }
+  absl::StatusOr<NodeJobState> before = JobStateFromJson(old.dump());
+  ASSERT_THAT(before, IsOk());
+  EXPECT_EQ(before->restarts_used, before->generation);
+  nlohmann::json bad = nlohmann::json::parse(JobStateToJson(state));
+  bad["lost"][0]["at"] = 7;
+  EXPECT_THAT(JobStateFromJson(bad.dump()), StatusIs(absl::StatusCode::kInvalidArgument));
+  bad = nlohmann::json::parse(JobStateToJson(state));
+  bad["generations"][0]["members"] = {1};
+  EXPECT_THAT(JobStateFromJson(bad.dump()),
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "job.json: \"members\" is not a list of strings"));
+}
+
 TEST(JobStateTest, TimesNotYetReachedAreNull) {
   NodeJobState state;
   state.phase = JobPhase::kStarting;

@@ -94,6 +94,18 @@ absl::Status JsonFields::Get(const char* key, std::vector<int>* out) const {
   return absl::OkStatus();
 }
 
+absl::Status JsonFields::Get(const char* key, std::vector<std::string>* out) const {
+  const nlohmann::json* value;
+  FP_RETURN_IF_ERROR(Find(key, &value));
+  if (!value->is_array()) return Invalid(key, "is not a list of strings");
+  out->clear();
+  for (const nlohmann::json& item : *value) {
+    if (!item.is_string()) return Invalid(key, "is not a list of strings");
+    out->push_back(item.get<std::string>());
+  }
+  return absl::OkStatus();
+}
+
 absl::Status JsonFields::Get(const char* key, std::optional<int>* out) const {
   const nlohmann::json* value;
   FP_RETURN_IF_ERROR(Find(key, &value));

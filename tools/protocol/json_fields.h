@@ -40,6 +40,7 @@ class JsonFields {
   absl::Status Get(const char* key, uint64_t* out) const;
   absl::Status Get(const char* key, bool* out) const;
   absl::Status Get(const char* key, std::vector<int>* out) const;
+  absl::Status Get(const char* key, std::vector<std::string>* out) const;
   // null: nullopt.
   absl::Status Get(const char* key, std::optional<int>* out) const;
   absl::Status Get(const char* key, std::optional<int64_t>* out) const;

@@ -175,6 +175,34 @@ RankContract ForRank(const LauncherConfig& config, int rank, int local_rank,
   return contract;
 }
 
+std::optional<GenerationPlace> PlaceAmong(const std::vector<GenerationMember>& members,
+                                          absl::string_view node) {
+  std::optional<GenerationPlace> found;
+  int world_size = 0;
+  for (size_t i = 0; i < members.size(); ++i) {
+    if (members[i].node == node && !found.has_value()) {
+      found = GenerationPlace();
+      found->place.node_rank = static_cast<int>(i);
+      found->place.local_world_size = members[i].nproc;
+      found->first_rank = world_size;
+    }
+    world_size += members[i].nproc;
+  }
+  if (!found.has_value()) return std::nullopt;
+  found->place.num_nodes = static_cast<int>(members.size());
+  found->place.world_size = world_size;
+  return found;
+}
+
+ContractEnv GenerationContract(Launcher launcher, const NodePlace& place) {
+  ContractEnv env;
+  for (auto& [name, value] : NodeContract(launcher, place).env) {
+    if (name == "MASTER_ADDR" || name == "MASTER_PORT") continue;
+    env.emplace_back(name, std::move(value));
+  }
+  return env;
+}
+
 bool IsContractVariable(Launcher launcher, absl::string_view name) {
   // The names, found once per launcher from the contract itself.
   static const auto* const kNamesByLauncher = [] {

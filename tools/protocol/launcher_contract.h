@@ -114,6 +114,32 @@ struct RankContract {
 RankContract ForRank(const LauncherConfig& config, int rank, int local_rank,
                      const Generation& generation, const std::vector<std::string>& program);
 
+// A node taking part in a generation of an elastic job, and its ranks.
+struct GenerationMember {
+  std::string node;
+  int nproc = 1;
+};
+
+// Where a node stands in one generation: its place among the generation's
+// members and the RANK of its LOCAL_RANK 0.
+struct GenerationPlace {
+  NodePlace place;
+  int first_rank = 0;
+};
+
+// Where `node` stands among `members` (in their order, ranks numbered
+// contiguously from the first), as the plan would place a job of exactly
+// those nodes; nullopt when `node` is none of them (a spare, or a node
+// waiting to rejoin). master_addr and master_port are left empty: the chief
+// holds the job's master in every generation.
+std::optional<GenerationPlace> PlaceAmong(const std::vector<GenerationMember>& members,
+                                          absl::string_view node);
+
+// The part of a node's contract (NodeContract's env) that a generation's
+// membership changes: all of it but MASTER_ADDR and MASTER_PORT, which the
+// ranks keep from env.sh. Sorted by name.
+ContractEnv GenerationContract(Launcher launcher, const NodePlace& place);
+
 // True for the names `launcher` sets (node-wide or per rank; not the
 // defaults): a value from
 // the spec never overrides them, since a wrong RANK hangs or corrupts a job

@@ -140,5 +140,38 @@ TEST(LauncherContractTest, InsertLauncherArg) {
   EXPECT_THAT(NodeContract(Launcher::kTorchrun, NodePlace()).env, testing::Not(IsEmpty()));
 }
 
+// A generation's members place each node as the plan places a job of
+// those nodes: ranks contiguous in the members' order.
+TEST(LauncherContractTest, PlaceAmongRenumbersTheMembersContiguously) {
+  std::vector<GenerationMember> members = {{"a", 2}, {"c", 1}, {"d", 2}};
+  std::optional<GenerationPlace> d = PlaceAmong(members, "d");
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->first_rank, 3);
+  EXPECT_EQ(d->place.node_rank, 2);
+  EXPECT_EQ(d->place.num_nodes, 3);
+  EXPECT_EQ(d->place.world_size, 5);
+  EXPECT_EQ(d->place.local_world_size, 2);
+  std::optional<GenerationPlace> a = PlaceAmong(members, "a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->first_rank, 0);
+  EXPECT_EQ(a->place.world_size, 5);
+  EXPECT_FALSE(PlaceAmong(members, "b").has_value());
+  EXPECT_FALSE(PlaceAmong({}, "a").has_value());
+}
+
+TEST(LauncherContractTest, AGenerationsContractLeavesTheMasterToEnvSh) {
+  NodePlace place = SecondOfTwoNodes();
+  ContractEnv env = GenerationContract(Launcher::kTorchrun, place);
+  ContractEnv full = NodeContract(Launcher::kTorchrun, place).env;
+  EXPECT_EQ(env.size() + 2, full.size());
+  EXPECT_THAT(env, testing::Contains(Pair("WORLD_SIZE", "4")));
+  EXPECT_THAT(env, testing::Contains(Pair("GROUP_RANK", "1")));
+  EXPECT_THAT(env, testing::Contains(Pair("GROUP_WORLD_SIZE", "2")));
+  for (const auto& [name, value] : env) {
+    EXPECT_NE(name, "MASTER_ADDR");
+    EXPECT_NE(name, "MASTER_PORT");
+  }
+}
+
 }  // namespace
 }  // namespace fleetplan

@@ -26,7 +26,9 @@ nlohmann::json StatusesToJson(const RankStatuses& statuses) {
 nlohmann::json ToJson(const PeerMessage& message) {
   nlohmann::json json = std::visit(
       Overloaded{
-          [](const HelloMessage& m) -> nlohmann::json { return {{"node", m.node}}; },
+          [](const HelloMessage& m) -> nlohmann::json {
+            return {{"node", m.node}, {"nproc", m.nproc}};
+          },
           [](const StartedMessage& m) -> nlohmann::json { return {{"gen", m.generation}}; },
           [](const EndedMessage& m) -> nlohmann::json {
             return {{"gen", m.generation},
@@ -45,7 +47,11 @@ nlohmann::json ToJson(const PeerMessage& message) {
             return {{"run_id", m.run_id}, {"node", m.node}};
           },
           [](const StartMessage& m) -> nlohmann::json {
-            return {{"gen", m.generation}, {"why", m.why}};
+            nlohmann::json members = nlohmann::json::array();
+            for (const GenerationMember& member : m.members) {
+              members.push_back({{"node", member.node}, {"nproc", member.nproc}});
+            }
+            return {{"gen", m.generation}, {"why", m.why}, {"members", members}};
           },
           [](const EndMessage& m) -> nlohmann::json {
             return {{"state", std::string(JobPhaseName(m.phase))},
@@ -90,10 +96,33 @@ absl::Status GetStatuses(const Reader& in, const char* key, RankStatuses* out) {
   return absl::OkStatus();
 }
 
+// A node's ranks, as the spec bounds nproc_per_node.
+constexpr int kMaxNproc = 4096;
+
 absl::StatusOr<PeerMessage> ParseHello(const Reader& in) {
   HelloMessage m;
   FP_RETURN_IF_ERROR(in.fields.Get("node", &m.node));
+  if (in.fields.Optional("nproc") != nullptr) {
+    FP_RETURN_IF_ERROR(in.fields.Get("nproc", 1, kMaxNproc, &m.nproc));
+  }
   return m;
+}
+
+absl::Status GetMembers(const Reader& in, std::vector<GenerationMember>* out) {
+  const nlohmann::json* members = in.fields.Optional("members");
+  if (members == nullptr) return absl::OkStatus();
+  if (!members->is_array()) return InvalidField(in.document, "members", "is not a list");
+  for (const nlohmann::json& member : *members) {
+    if (!member.is_object()) {
+      return InvalidField(in.document, "members", "holds something that is not an object");
+    }
+    JsonFields fields(member, in.document);
+    GenerationMember parsed;
+    FP_RETURN_IF_ERROR(fields.Get("node", &parsed.node));
+    FP_RETURN_IF_ERROR(fields.Get("nproc", 1, kMaxNproc, &parsed.nproc));
+    out->push_back(std::move(parsed));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<PeerMessage> ParseStarted(const Reader& in) {
@@ -139,6 +168,7 @@ absl::StatusOr<PeerMessage> ParseStart(const Reader& in) {
   StartMessage m;
   FP_RETURN_IF_ERROR(in.fields.Get("gen", 0, kMaxInt, &m.generation));
   FP_RETURN_IF_ERROR(in.fields.Get("why", &m.why));
+  FP_RETURN_IF_ERROR(GetMembers(in, &m.members));
   return m;
 }
 

@@ -4,11 +4,11 @@
 // The supervision messages between the launch agents of one job (a
 // worker's and the coordinator's, tools/agent/node_agent.h), one JSON
 // object per line with its type in "t":
-//   worker → coordinator: hello {node}, started {gen}, ended {gen,
+//   worker → coordinator: hello {node, nproc}, started {gen}, ended {gen,
 //     statuses, failed, error}, stop, hb, progress {gen} (a rank of the
 //     node progressed: hang_timeout), stacks {gen, ranks} (where each rank
 //     stands, asked for by collect)
-//   coordinator → worker: welcome {run_id, node}, start {gen, why},
+//   coordinator → worker: welcome {run_id, node}, start {gen, why, members},
 //     stop {gen}, end {state, exit_status, failure}, hb, collect {gen}
 //     (the job hung: report the ranks' stacks)
 // Both sides link this one definition; a line from a peer is parsed into
@@ -23,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/stack_report.h"
 
 namespace fleetplan {
@@ -30,8 +31,9 @@ namespace fleetplan {
 // Rank → exit status (0..255), as "statuses" and "failed" carry them.
 using RankStatuses = std::map<int, int>;
 
-struct HelloMessage {  // "hello": a worker's first word
+struct HelloMessage {  // "hello": a worker's first word (again, to rejoin)
   std::string node;
+  int nproc = 1;  // the ranks it runs when it is a generation's member
 };
 struct StartedMessage {  // "started": the worker's ranks of a generation run
   int generation = 0;
@@ -56,6 +58,10 @@ struct WelcomeMessage {      // "welcome": the coordinator took the worker in
 struct StartMessage {  // "start": start the ranks of a generation
   int generation = 0;
   std::string why;  // why a restart; empty for the first start
+  // The generation's nodes, in rank order: each places its ranks among them
+  // (PlaceAmong in launcher_contract.h); a node not among them runs none.
+  // Empty: every node of the plan, placed as env.sh says.
+  std::vector<GenerationMember> members;
 };
 struct EndMessage {  // "end": the job is over
   JobPhase phase = JobPhase::kFailed;

@@ -19,7 +19,10 @@ PeerMessage RoundTrip(const PeerMessage& message) {
 }
 
 TEST(PeerMessageTest, KeepsTheWireFormat) {
-  EXPECT_EQ(SerializePeerMessage(HelloMessage{"b"}), R"({"node":"b","t":"hello"})");
+  EXPECT_EQ(SerializePeerMessage(HelloMessage{"b"}), R"({"node":"b","nproc":1,"t":"hello"})");
+  EXPECT_EQ(SerializePeerMessage(StartMessage{1, "", {{"a", 2}, {"c", 1}}}),
+            R"({"gen":1,"members":[{"node":"a","nproc":2},{"node":"c","nproc":1}],)"
+            R"("t":"start","why":""})");
   EXPECT_EQ(SerializePeerMessage(HeartbeatMessage{}), R"({"t":"hb"})");
   EXPECT_EQ(SerializePeerMessage(StopMessage{}), R"({"t":"stop"})");
   EXPECT_EQ(SerializePeerMessage(StopMessage{2}), R"({"gen":2,"t":"stop"})");
@@ -49,6 +52,13 @@ TEST(PeerMessageTest, RoundTripsEveryType) {
   StartMessage start = std::get<StartMessage>(RoundTrip(StartMessage{1, "rank 3 failed"}));
   EXPECT_EQ(start.generation, 1);
   EXPECT_EQ(start.why, "rank 3 failed");
+  EXPECT_TRUE(start.members.empty());
+  start = std::get<StartMessage>(RoundTrip(StartMessage{2, "lost d", {{"a", 2}, {"e", 3}}}));
+  ASSERT_EQ(start.members.size(), 2u);
+  EXPECT_EQ(start.members[1].node, "e");
+  EXPECT_EQ(start.members[1].nproc, 3);
+  HelloMessage hello = std::get<HelloMessage>(RoundTrip(HelloMessage{"d", 4}));
+  EXPECT_EQ(hello.nproc, 4);
   EndMessage end = std::get<EndMessage>(
       RoundTrip(EndMessage{JobPhase::kFailed, 7, JobFailure{"b", 3, 7, "why"}}));
   EXPECT_EQ(end.phase, JobPhase::kFailed);
@@ -101,6 +111,10 @@ TEST(PeerMessageTest, RefusesWhatIsNoMessage) {
 TEST(PeerMessageTest, RefusesFieldsOfAnotherType) {
   ExpectRefused(R"({"t":"hello","node":7})", R"(peer message 'hello': "node" is not a string)");
   ExpectRefused(R"({"t":"hello"})", R"("node" is missing)");
+  ExpectRefused(R"({"t":"hello","node":"b","nproc":0})", R"("nproc")");
+  ExpectRefused(R"({"t":"start","gen":1,"why":"","members":{}})", R"("members" is not a list)");
+  ExpectRefused(R"({"t":"start","gen":1,"why":"","members":[{"node":"a"}]})",
+                R"("nproc" is missing)");
   ExpectRefused(R"({"t":"started","gen":"1"})", R"("gen" is not an integer)");
   ExpectRefused(R"({"t":"start","gen":1.5,"why":""})", R"("gen" is not an integer)");
   ExpectRefused(R"({"t":"stop","gen":null})", R"("gen" is not an integer)");

@@ -28,6 +28,15 @@ const NodeSpec& ClusterSpec::chief() const {
   return nodes.front();
 }
 
+bool ClusterSpec::Elastic() const {
+  int regular = 0;
+  for (const NodeSpec& node : nodes) {
+    if (node.spare) return true;
+    ++regular;
+  }
+  return job.min_nodes.has_value() && *job.min_nodes < regular;
+}
+
 const NodeSpec* ClusterSpec::FindNode(absl::string_view name) const {
   for (const NodeSpec& node : nodes) {
     if (node.name == name) return &node;

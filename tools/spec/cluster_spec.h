@@ -81,6 +81,9 @@ struct NodeSpec {
   std::vector<int> gpus;
   std::vector<int> cpus;
   bool chief = false;
+  // Runs no rank until another node is lost, then takes its place (an
+  // elastic job, tools/agent/job_coordinator.h). Never the chief.
+  bool spare = false;
   int nproc = 1;   // ranks on this node (job.nproc_per_node, else len(gpus), else 1)
   int index = 0;   // position in the file: GROUP_RANK
   SourceLocation location;  // of its [[nodes]] table
@@ -132,6 +135,14 @@ struct JobSpec {
   // step in a line of its output (tools/protocol/step_pattern.h), for
   // `top`; empty: only the trainer's metric lines report steps.
   std::string progress;
+  // An elastic job: the fewest nodes it runs on after losing some (nullopt:
+  // every node that is no spare, so a loss ends it), the node losses it
+  // survives (nullopt: any, while min_nodes remain), and when a lost node
+  // that comes back joins a job below its full size: "restart" (a new
+  // generation at once) or "next-failure".
+  std::optional<int> min_nodes;
+  std::optional<int> max_node_losses;
+  std::string rejoin = "restart";
 
   // True when `program` is a Bazel label, built and synced by apply; the
   // parser has checked that such a label is well formed.
@@ -173,6 +184,9 @@ struct ClusterSpec {
   const NodeSpec& chief() const;
   // The node named `name`, or nullptr when the spec lists none by that name.
   const NodeSpec* FindNode(absl::string_view name) const;
+  // True for a job that survives losing nodes: it has spares, or a
+  // [job] min_nodes below its nodes that are no spares.
+  bool Elastic() const;
   // [job] supervisor_port, else master_port + 1.
   int SupervisorPort() const { return job.supervisor_port.value_or(network.master_port + 1); }
   // The settings read from table `name`, or nullptr when the spec has none.

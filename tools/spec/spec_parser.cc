@@ -58,7 +58,7 @@ std::vector<std::string> NodeDefaultKeys(const SettingsTables& tables) {
 
 std::vector<std::string> NodeKeys(const SettingsTables& tables) {
   std::vector<std::string> keys = NodeDefaultKeys(tables);
-  for (const char* key : {"address", "private_address", "chief", "name"}) {
+  for (const char* key : {"address", "private_address", "chief", "spare", "name"}) {
     keys.push_back(key);
   }
   return keys;
@@ -131,7 +131,7 @@ class SpecReader {
   // the chief.
   void AddPlaceholderNodes(const std::vector<std::string>& names, const NodeFields& defaults,
                            ClusterSpec* spec);
-  // A node's own keys: address, private_address, name, chief.
+  // A node's own keys: address, private_address, name, chief, spare.
   void ReadNodeIdentity(const toml::table& table, const std::string& prefix, NodeSpec* node,
                         std::map<std::string, Position>* positions);
   // What a node takes from [defaults] unless it sets its own: transport,
@@ -152,6 +152,8 @@ class SpecReader {
   void ReadJob(const toml::node& job, ClusterSpec* spec);
   void ReadLauncher(const toml::table& job, JobSpec* spec);
   void ReadProgress(const toml::table& job, JobSpec* spec);
+  void ReadElastic(const toml::table& job, JobSpec* spec);
+  void CheckElastic(const ClusterSpec& spec);
   void CheckCluster(const toml::table& root, const ClusterSpec& spec);
   void CheckGroups(const ClusterSpec& spec, const NodeSpec& node);
 
@@ -163,6 +165,7 @@ class SpecReader {
   // Where each node's values were written, by node index.
   std::vector<std::map<std::string, Position>> node_positions_;
   Position job_position_;
+  Position min_nodes_position_;
 };
 
 std::optional<PythonEnv> SpecReader::Python(const toml::node& node, absl::string_view key) {
@@ -334,6 +337,10 @@ void SpecReader::ReadNodeIdentity(const toml::table& table, const std::string& p
   if (const toml::node* chief = table.get("chief")) {
     (*positions)["chief"] = PositionOf(chief->source());
     node->chief = reader_.Bool(*chief, prefix + "chief").value_or(false);
+  }
+  if (const toml::node* spare = table.get("spare")) {
+    (*positions)["spare"] = PositionOf(spare->source());
+    node->spare = reader_.Bool(*spare, prefix + "spare").value_or(false);
   }
 }
 
@@ -537,7 +544,7 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   reader_.CheckKeys(*table, "job.",
                     {"program", "args", "nproc_per_node", "restarts", "supervisor_port",
                      "heartbeat_timeout", "hang_timeout", "launcher", "local_rank_arg",
-                     "progress"});
+                     "progress", "min_nodes", "max_node_losses", "rejoin"});
   if (const toml::node* node = table->get("program")) {
     if (std::optional<std::string> program = reader_.String(*node, "job.program")) {
       spec->job.program = *program;
@@ -614,6 +621,69 @@ void SpecReader::ReadJob(const toml::node& job, ClusterSpec* spec) {
   }
   ReadLauncher(*table, &spec->job);
   ReadProgress(*table, &spec->job);
+  ReadElastic(*table, &spec->job);
+}
+
+// min_nodes, max_node_losses, rejoin: an elastic job. min_nodes is checked
+// against the nodes in CheckElastic, once they are all read.
+void SpecReader::ReadElastic(const toml::table& job, JobSpec* spec) {
+  if (const toml::node* node = job.get("min_nodes")) {
+    min_nodes_position_ = PositionOf(node->source());
+    if (std::optional<int64_t> count = reader_.Integer(*node, "job.min_nodes")) {
+      if (*count < 1 || *count > 100000) {
+        reader_.Error(*node, "job.min_nodes",
+                      absl::StrCat(*count, " is out of range (expected at least 1 node)"));
+      } else {
+        spec->min_nodes = static_cast<int>(*count);
+      }
+    }
+  }
+  if (const toml::node* node = job.get("max_node_losses")) {
+    if (std::optional<int64_t> count = reader_.Integer(*node, "job.max_node_losses")) {
+      if (*count < 0 || *count > 1000000) {
+        reader_.Error(*node, "job.max_node_losses",
+                      absl::StrCat(*count, " is out of range (expected 0 or more; leave it out "
+                                           "for any number)"));
+      } else {
+        spec->max_node_losses = static_cast<int>(*count);
+      }
+    }
+  }
+  const toml::node* node = job.get("rejoin");
+  if (node == nullptr) return;
+  std::optional<std::string> when = reader_.String(*node, "job.rejoin");
+  if (!when.has_value()) return;
+  std::vector<std::string> known = {"restart", "next-failure"};
+  if (std::find(known.begin(), known.end(), *when) == known.end()) {
+    reader_.Error(*node, "job.rejoin",
+                  absl::StrCat("\"", *when, "\" is not a choice (expected \"restart\" or "
+                               "\"next-failure\")", DidYouMean(*when, known)));
+  } else {
+    spec->rejoin = *when;
+  }
+}
+
+// The chief coordinates, so it is never a spare; min_nodes counts the nodes
+// that are no spares.
+void SpecReader::CheckElastic(const ClusterSpec& spec) {
+  int regular = 0;
+  for (const NodeSpec& node : spec.nodes) {
+    if (!node.spare) {
+      ++regular;
+      continue;
+    }
+    if (node.chief || spec.nodes.size() == 1) {
+      reader_.Error(node_positions_[node.index]["spare"],
+                    absl::StrCat("nodes[", node.index, "].spare"),
+                    "the chief cannot be a spare: its agent coordinates the job, and its loss "
+                    "ends it");
+    }
+  }
+  if (spec.job.min_nodes.has_value() && *spec.job.min_nodes > regular) {
+    reader_.Error(min_nodes_position_, "job.min_nodes",
+                  absl::StrCat(*spec.job.min_nodes, " is more than the ", regular,
+                               " nodes that are no spares"));
+  }
 }
 
 // `progress`: a regular expression whose first group is a rank's step.
@@ -817,6 +887,7 @@ absl::StatusOr<ClusterSpec> SpecReader::Read() {
     node.nproc = spec.job.nproc_per_node.value_or(node.gpus.empty() ? 1 : static_cast<int>(node.gpus.size()));
   }
   CheckCluster(root, spec);
+  CheckElastic(spec);
   if (!errors_.empty()) return errors_.ToStatus();
   return spec;
 }

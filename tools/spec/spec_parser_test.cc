@@ -288,7 +288,7 @@ TEST(SpecParserTest, UnknownKeySuggestsTheNearest) {
   text.replace(text.find("gpus = [0, 1]\nchief"), 4, "gpu ");
   EXPECT_EQ(ErrorOf(text),
             "/specs/cluster.toml:9:1: error: nodes[0].gpu: unknown key (expected one of: "
-            "transport, workdir, ssh, python, gpus, cpus, address, private_address, chief, "
+            "transport, workdir, ssh, python, gpus, cpus, address, private_address, chief, spare, "
             "name); did you mean `gpus`?\n  gpu  = [0, 1]\n  ^");
 }
 
@@ -565,6 +565,51 @@ TEST(SpecParserTest, HangTimeoutIsOffUnlessSet) {
             "                 ^");
   EXPECT_THAT(ErrorOf(WithJobKeys("hang_timeout = 600")),
               ::testing::HasSubstr("job.hang_timeout: expected a string"));
+}
+
+TEST(SpecParserTest, AnElasticJobsKeys) {
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec defaults, ParseSpec(kBase, kPath));
+  EXPECT_FALSE(defaults.job.min_nodes.has_value());
+  EXPECT_FALSE(defaults.job.max_node_losses.has_value());
+  EXPECT_EQ(defaults.job.rejoin, "restart");
+  EXPECT_FALSE(defaults.nodes[1].spare);
+  std::string text = WithJobKeys("min_nodes = 1\nmax_node_losses = 2\nrejoin = \"next-failure\"");
+  text.replace(text.find("[ssh.lambda]"), 12,
+               "[[nodes]]\naddress = \"10.0.0.3\"\nspare = true\n\n[ssh.lambda]");
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec spec, ParseSpec(text, kPath));
+  EXPECT_EQ(spec.job.min_nodes, 1);
+  EXPECT_EQ(spec.job.max_node_losses, 2);
+  EXPECT_EQ(spec.job.rejoin, "next-failure");
+  EXPECT_TRUE(spec.nodes[2].spare);
+  EXPECT_FALSE(spec.nodes[1].spare);
+  EXPECT_TRUE(spec.Elastic());
+  EXPECT_FALSE(defaults.Elastic());
+  // min_nodes at every node: a job that needs them all.
+  FP_ASSERT_OK_AND_ASSIGN(ClusterSpec all, ParseSpec(WithJobKeys("min_nodes = 2"), kPath));
+  EXPECT_FALSE(all.Elastic());
+}
+
+TEST(SpecParserTest, AnElasticJobsKeysAreChecked) {
+  EXPECT_EQ(ErrorOf(WithJobKeys("min_nodes = 3")),
+            "/specs/cluster.toml:21:13: error: job.min_nodes: 3 is more than the 2 nodes that "
+            "are no spares\n  min_nodes = 3\n              ^");
+  EXPECT_THAT(ErrorOf(WithJobKeys("min_nodes = 0")),
+              ::testing::HasSubstr("job.min_nodes: 0 is out of range (expected at least 1 node)"));
+  EXPECT_THAT(ErrorOf(WithJobKeys("max_node_losses = -1")),
+              ::testing::HasSubstr("job.max_node_losses: -1 is out of range"));
+  EXPECT_EQ(ErrorOf(WithJobKeys("rejoin = \"restrat\"")),
+            "/specs/cluster.toml:21:10: error: job.rejoin: \"restrat\" is not a choice "
+            "(expected \"restart\" or \"next-failure\"); did you mean `restart`?\n"
+            "  rejoin = \"restrat\"\n           ^");
+  std::string chief_spare = kBase;
+  chief_spare.replace(chief_spare.find("chief = true"), 12, "chief = true\nspare = true");
+  EXPECT_EQ(ErrorOf(chief_spare),
+            "/specs/cluster.toml:11:9: error: nodes[0].spare: the chief cannot be a spare: its "
+            "agent coordinates the job, and its loss ends it\n  spare = true\n          ^");
+  // With a spare, min_nodes counts the others.
+  std::string spare = WithJobKeys("min_nodes = 2");
+  spare.replace(spare.find("gpus = [0, 1]\n\n[ssh"), 13, "gpus = [0, 1]\nspare = true");
+  EXPECT_THAT(ErrorOf(spare), ::testing::HasSubstr("job.min_nodes: 2 is more than the 1 nodes"));
 }
 
 TEST(SpecParserTest, AProgressPatternIsARegularExpressionWithAGroup) {
