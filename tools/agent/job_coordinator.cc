@@ -207,14 +207,19 @@ void JobCoordinator::PollStopping(absl::Time now, std::vector<Order>* orders) {
     End(JobPhase::kFailed, orders);
     return;
   }
-  if (!this_generation_.lost_member && !this_generation_.grow) {
-    if (counts_.restarts_used >= options_.max_restarts) {
-      End(JobPhase::kFailed, orders);
-      return;
-    }
-    ++counts_.restarts_used;
-    if (failure_.has_value()) counts_.why = DescribeFailure(*failure_);
+  if (this_generation_.lost_member || this_generation_.grow) {
+    // The backoff keeps a crash loop from spinning; a change of members is
+    // none, so the next generation starts at once.
+    ++generation_;
+    StartNext(now, orders);
+    return;
   }
+  if (counts_.restarts_used >= options_.max_restarts) {
+    End(JobPhase::kFailed, orders);
+    return;
+  }
+  ++counts_.restarts_used;
+  if (failure_.has_value()) counts_.why = DescribeFailure(*failure_);
   stage_ = Stage::kBackoff;
   backoff_until_ = now + options_.restart_backoff;
 }

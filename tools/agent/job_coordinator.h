@@ -22,7 +22,8 @@
 // min_nodes remain and the losses stay within max_node_losses; else the
 // job fails naming the lost nodes. Losses and rank failures are counted
 // apart: a generation that lost a member costs no restart (its ranks'
-// failures follow from the loss), one that did not uses `max_restarts`.
+// failures follow from the loss) and no backoff (the next starts once the
+// members' ranks ended), one that did not uses `max_restarts`.
 // A lost node whose agent says hello again waits on standby: with
 // rejoin_at_once, a job below its full size stops the generation at once
 // to grow back; else it joins at the next restart, and at full size it is

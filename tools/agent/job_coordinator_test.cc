@@ -359,6 +359,19 @@ TEST(ElasticJobTest, ALostWorkerAboveMinNodesRestartsOnTheRestWithoutARestart) {
   EXPECT_FALSE(job.ended());
 }
 
+// The restart backoff is for failures: a generation that lost a member
+// starts the next as soon as every node's ranks ended.
+TEST(ElasticJobTest, AGenerationThatLostAMemberStartsTheNextWithoutTheBackoff) {
+  JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
+  JoinFour(job, {"a", "b", "c", "d"});
+  absl::Time lost = kT0 + absl::Seconds(10);
+  job.Lost("c", "no heartbeat for 3s", lost);
+  EXPECT_THAT(Kinds(job.Poll(lost)), testing::ElementsAre(Kind::kStop));
+  for (const char* node : {"a", "b", "d"}) job.RanksEnded(node, 0, {{0, 143}}, {});
+  EXPECT_THAT(Kinds(job.Poll(lost)), testing::ElementsAre(Kind::kStart));
+  EXPECT_EQ(job.generation(), 1);
+}
+
 TEST(ElasticJobTest, BelowMinNodesTheJobFailsNamingTheLostNodes) {
   JobCoordinator job(Elastic(/*min_nodes=*/3), kT0);
   JoinFour(job, {"a", "b", "c", "d"});

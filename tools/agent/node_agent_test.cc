@@ -672,6 +672,10 @@ TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
   EXPECT_THAT(out, HasSubstr("[a/1] rank=1 of 3 restart=1 group=0/2 local=1/2"));
   EXPECT_THAT(out, HasSubstr("[b] agent: starting generation 1 on 2 nodes: lost node 'c': no "
                              "heartbeat for 3s"));
+  // Each rank's log says so too, counting no restart.
+  FP_ASSERT_OK_AND_ASSIGN(std::string log, ReadFileToString(dir_ + "/b/latest/rank-2.log"));
+  EXPECT_THAT(log, HasSubstr("--- generation 1 on 2 nodes (lost node 'c': no heartbeat for 3s) "
+                             "---"));
 }
 
 // Past max_node_losses the job fails, naming the node lost.

@@ -22,6 +22,18 @@ constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
 
 }  // namespace
 
+std::string GenerationHeader(const RankGroupOptions& options) {
+  // An elastic job's generation follows a loss or a return as well as a
+  // failure, and counts no restart for the first two: it says its size.
+  std::string line =
+      options.place.has_value()
+          ? absl::StrCat("--- generation ", options.generation, " on ", options.place->num_nodes,
+                         options.place->num_nodes == 1 ? " node" : " nodes")
+          : absl::StrCat("--- restart ", options.generation, " of ", options.max_restarts);
+  if (!options.restart_reason.empty()) absl::StrAppend(&line, " (", options.restart_reason, ")");
+  return absl::StrCat(line, " ---\n");
+}
+
 void AgentMessage(int fd, absl::string_view node, absl::string_view text) {
   WriteFully(fd, absl::StrCat("[", node, "] agent: ", text, "\n"));
 }
@@ -54,14 +66,7 @@ void RankGroup::Start() {
     // Only the job's user may read what its ranks printed.
     logs_.push_back(open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
     if (logs_.back() < 0) Message(absl::StrCat("cannot open ", log_path, ": ", strerror(errno)));
-    if (options_.generation > 0) {
-      std::string line = absl::StrCat("--- restart ", options_.generation, " of ",
-                                      options_.max_restarts);
-      if (!options_.restart_reason.empty()) {
-        absl::StrAppend(&line, " (", options_.restart_reason, ")");
-      }
-      Log(i, absl::StrCat(line, " ---\n"));
-    }
+    if (options_.generation > 0) Log(i, GenerationHeader(options_));
     absl::Status prepared =
         PrepareErrorFile(RankErrorPath(options_.run_dir, rank, options_.generation));
     if (!prepared.ok()) Message(std::string(prepared.message()));

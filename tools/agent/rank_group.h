@@ -116,6 +116,11 @@ class RankGroup {
   bool stopped_ = false;
 };
 
+// The line each rank's log gets before a later generation: "--- restart
+// 2 of 3 (why) ---", or for an elastic job (a place among the generation's
+// members) "--- generation 2 on 3 nodes (why) ---".
+std::string GenerationHeader(const RankGroupOptions& options);
+
 // "[node] agent: text" and a newline on `fd` (-1: nowhere): what the agent
 // itself says, beside its ranks' prefixed lines.
 void AgentMessage(int fd, absl::string_view node, absl::string_view text);

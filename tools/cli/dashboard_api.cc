@@ -27,9 +27,13 @@ auto After(const Items& items, uint64_t since, SeqOf seq_of) {
                               [&](const auto& item) { return seq_of(item) <= since; });
 }
 
-// The generation a "--- restart N of M ... ---" line of the agent starts.
+// The generation a "--- restart N of M ... ---" or "--- generation N on M
+// nodes ... ---" line of the agent (GenerationHeader) starts.
 std::optional<int> RestartGeneration(absl::string_view text) {
-  if (!absl::ConsumePrefix(&text, "--- restart ")) return std::nullopt;
+  if (!absl::ConsumePrefix(&text, "--- restart ") &&
+      !absl::ConsumePrefix(&text, "--- generation ")) {
+    return std::nullopt;
+  }
   int generation;
   if (!absl::SimpleAtoi(text.substr(0, text.find(' ')), &generation)) return std::nullopt;
   return generation;
