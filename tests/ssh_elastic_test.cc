@@ -2,7 +2,11 @@
 // rank each of tests/testdata/generation_rank.sh (it says its RANK,
 // WORLD_SIZE and TORCHELASTIC_RESTART_COUNT, then runs until stopped), a
 // heartbeat timeout of 3 s, and a node cut off its network with `docker
-// network disconnect` mid-run, then reconnected.
+// network disconnect` mid-run, then reconnected. One case runs the real
+// trainer (tests/testdata/elastic_train.sh) instead and loses a node
+// mid-epoch.
+
+#include <unistd.h>
 
 #include <string>
 #include <vector>
@@ -41,9 +45,11 @@ class SshElasticTest : public SshTestbedTest {
     nodes_ = &Nodes();
     dir_ = MakeTempDir();
     ASSERT_THAT(WriteKnownHosts(dir_ + "/known_hosts"), IsOk());
-    ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/generation_rank.sh"),
-                               dir_ + "/src/generation_rank.sh", 0755),
-                IsOk());
+    for (const char* file : {"generation_rank.sh", "elastic_train.sh"}) {
+      ASSERT_THAT(CopyFileAtomic(Runfile(absl::StrCat("tests/testdata/", file)),
+                                 absl::StrCat(dir_, "/src/", file), 0755),
+                  IsOk());
+    }
     absl::StatusOr<std::string> network = RunScript(absl::StrCat(
         "docker inspect -f '{{range $k, $v := .NetworkSettings.Networks}}{{$k}}{{end}}' ",
         Node(0)));
@@ -60,7 +66,8 @@ class SshElasticTest : public SshTestbedTest {
 
   // Four nodes, the chief first; `job_keys` added to [job], `spare` the
   // index of a spare node (-1: none).
-  std::string WriteSpec(const std::string& job_keys, int spare = -1) {
+  std::string WriteSpec(const std::string& job_keys, int spare = -1,
+                        const std::string& program = "./generation_rank.sh") {
     std::string text = absl::StrCat("name = \"elastic\"\n[defaults]\ntransport = \"ssh\"\n",
                                     "workdir = \"", kWorkdir, "\"\nssh = \"bed\"\n");
     for (int i = 0; i < kNodes; ++i) {
@@ -71,7 +78,7 @@ class SshElasticTest : public SshTestbedTest {
     absl::StrAppend(&text, "[ssh.bed]\nuser = \"root\"\nkey_file = ",
                     TomlString((*nodes_)[0].key_file),
                     "\nknown_hosts = ", TomlString(dir_ + "/known_hosts"), "\n",
-                    "[sync]\nsource = \"src\"\n[job]\nprogram = \"./generation_rank.sh\"\n",
+                    "[sync]\nsource = \"src\"\n[job]\nprogram = ", TomlString(program), "\n",
                     "heartbeat_timeout = \"3s\"\n", job_keys);
     spec_ = dir_ + "/cluster.toml";
     EXPECT_THAT(WriteFileAtomic(spec_, text, 0644), IsOk());
@@ -129,6 +136,21 @@ class SshElasticTest : public SshTestbedTest {
     return state;
   }
 
+  // Cuts node 2 off: within the heartbeat timeout and a few seconds the
+  // job runs on nodes 0, 1 and 3, as `state` (the chief's) says.
+  void CutOffNodeTwo(nlohmann::json* state) {
+    absl::Time cut = absl::Now();
+    ASSERT_NO_FATAL_FAILURE(Disconnect(2));
+    *state = AwaitGeneration(1, kHeartbeat + absl::Seconds(15));
+    absl::Duration took = absl::Now() - cut;
+    ASSERT_THAT(Members(*state), testing::ElementsAre(Node(0), Node(1), Node(3)))
+        << state->dump();
+    EXPECT_LT(took, kHeartbeat + absl::Seconds(8));
+  }
+
+  // The chief's state once the job ended (or after `timeout`).
+  nlohmann::json AwaitEnd(absl::Duration timeout) { return AwaitGeneration(-1, timeout); }
+
   // What node `i`'s ranks said in the latest run, every generation.
   std::string RankLogs(int i) {
     return ContainerExec(Node(i), absl::StrCat("cat ", kWorkdir, "/.fleetplan/nodes/", Node(i),
@@ -136,15 +158,26 @@ class SshElasticTest : public SshTestbedTest {
         .value_or("");
   }
 
-  // Node `i`'s rank logs once they hold `text` (or after 10 s).
-  std::string AwaitRankLog(int i, const std::string& text) {
-    absl::Time deadline = absl::Now() + absl::Seconds(10);
+  // Node `i`'s rank logs once they hold `text` (or after `timeout`).
+  std::string AwaitRankLog(int i, const std::string& text,
+                           absl::Duration timeout = absl::Seconds(10)) {
+    absl::Time deadline = absl::Now() + timeout;
     std::string logs = RankLogs(i);
     while (absl::Now() < deadline && logs.find(text) == std::string::npos) {
       absl::SleepFor(absl::Milliseconds(300));
       logs = RankLogs(i);
     }
     return logs;
+  }
+
+  // Every rank of `members` (node indexes, in rank order) said it is in a
+  // world of their number, at restart count `restart`.
+  void ExpectEveryRankSees(const std::vector<int>& members, int restart) {
+    for (size_t rank = 0; rank < members.size(); ++rank) {
+      std::string want = absl::StrCat("rank=", rank, " world=", members.size(),
+                                      " restart=", restart, " group=", rank, "/", members.size());
+      EXPECT_THAT(AwaitRankLog(members[rank], want), HasSubstr(want)) << Node(members[rank]);
+    }
   }
 
   static std::vector<std::string> Members(const nlohmann::json& state) {
@@ -154,10 +187,11 @@ class SshElasticTest : public SshTestbedTest {
     return state["generations"].back()["members"].get<std::vector<std::string>>();
   }
 
-  // Nothing of the job on any node.
-  void ExpectNothingLeft() {
+  // Nothing of the job (ranks whose command line holds `rank_text`) on
+  // any node.
+  void ExpectNothingLeft(const std::string& rank_text = "generation_rank") {
     for (int i = 0; i < kNodes; ++i) {
-      EXPECT_THAT(ContainerProcessesMentioning(Node(i), "generation_rank"), IsEmpty()) << Node(i);
+      EXPECT_THAT(ContainerProcessesMentioning(Node(i), rank_text), IsEmpty()) << Node(i);
       EXPECT_THAT(ContainerProcessesMentioning(Node(i), "fleetplan-agent launch"), IsEmpty())
           << Node(i);
     }
@@ -182,22 +216,13 @@ TEST_F(SshElasticTest, AJobGoesOnWithoutACutOffNodeAndTakesItBack) {
   // Its rank runs, as the check below would see it.
   ASSERT_THAT(ContainerProcessesMentioning(Node(2), kRankProcess, absl::ZeroDuration()),
               Not(IsEmpty()));
-  absl::Time cut = absl::Now();
-  ASSERT_NO_FATAL_FAILURE(Disconnect(2));
-  status = AwaitGeneration(1, kHeartbeat + absl::Seconds(15));
-  absl::Duration took = absl::Now() - cut;
-  ASSERT_THAT(Members(status), testing::ElementsAre(Node(0), Node(1), Node(3))) << status.dump();
-  EXPECT_LT(took, kHeartbeat + absl::Seconds(8));
+  ASSERT_NO_FATAL_FAILURE(CutOffNodeTwo(&status));
   EXPECT_EQ(status["state"], "running");
   EXPECT_EQ(status["lost"][0]["node"], Node(2));
   EXPECT_EQ(status["restarts_used"], 0);
   EXPECT_EQ(status["node_losses"], 1);
   // Every rank of the three sees the new world and the restart count.
-  for (int i : {0, 1, 3}) {
-    int rank = i == 3 ? 2 : i;
-    std::string want = absl::StrCat("rank=", rank, " world=3 restart=1 group=", rank, "/3");
-    EXPECT_THAT(AwaitRankLog(i, want), HasSubstr(want)) << Node(i);
-  }
+  ExpectEveryRankSees({0, 1, 3}, 1);
   // The node cut off stopped its own ranks.
   EXPECT_THAT(ContainerProcessesMentioning(Node(2), kRankProcess, kHeartbeat), IsEmpty());
 
@@ -261,6 +286,65 @@ TEST_F(SshElasticTest, ASpareTakesALostNodesPlaceThenTheJobFailsBelowMinNodes) {
   EXPECT_EQ(Tool({"stop", spec_}).status, 0);
   spec_.clear();
   ExpectNothingLeft();
+}
+
+// The real trainer, min_nodes = 3 of 4, its checkpoints on each node's own
+// disk (rank 0, on the chief, alone writes and reads them): a worker cut
+// off after the four wrote a checkpoint goes, and within the heartbeat
+// timeout and a few seconds the job trains on three. Every rank sees the
+// new world and restart count, rank 0 resumes at the last checkpoint the
+// four wrote, and the epoch ends with the accuracy a run that lost no node
+// reaches (TrainsTheTrainerAcrossThreeNodes' floor).
+TEST_F(SshElasticTest, TheTrainerLosesAWorkerMidEpochAndFinishesOnThreeFromItsCheckpoint) {
+  ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
+  const std::string checkpoints = absl::StrCat("/tmp/elastic-checkpoints-", getpid());
+  std::string job = absl::StrCat(
+      "min_nodes = 3\nargs = [\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\", "
+      "\"--log-every=20\", \"--checkpoint-every=20\", \"--checkpoint-dir=",
+      checkpoints, "\"]\n");
+  ToolResult apply = Tool({"apply", "--detach", WriteSpec(job, -1, "./elastic_train.sh")},
+                          absl::Seconds(120));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+  nlohmann::json status = AwaitGeneration(0, absl::Seconds(20));
+  ASSERT_THAT(Members(status), testing::ElementsAre(Node(0), Node(1), Node(2), Node(3)))
+      << status.dump();
+
+  std::string chief_log = AwaitRankLog(0, "\"event\":\"checkpoint\"", absl::Seconds(60));
+  ASSERT_THAT(TrainerEvents(chief_log, "checkpoint"), Not(IsEmpty())) << chief_log;
+  ASSERT_NO_FATAL_FAILURE(CutOffNodeTwo(&status));
+  ExpectEveryRankSees({0, 1, 3}, 1);
+
+  status = AwaitEnd(absl::Minutes(3));
+  EXPECT_EQ(status["state"], "succeeded") << status.dump();
+  EXPECT_EQ(status["lost"][0]["node"], Node(2)) << status.dump();
+  chief_log = RankLogs(0);
+  size_t loss = chief_log.find("--- generation 1 on 3 nodes");
+  ASSERT_NE(loss, std::string::npos) << chief_log;
+  std::vector<nlohmann::json> written = TrainerEvents(chief_log.substr(0, loss), "checkpoint");
+  std::vector<nlohmann::json> resumed = TrainerEvents(chief_log.substr(loss), "resume");
+  std::vector<nlohmann::json> epochs = TrainerEvents(chief_log.substr(loss), "epoch");
+  ASSERT_FALSE(written.empty()) << chief_log;
+  ASSERT_EQ(resumed.size(), 1u) << chief_log;
+  EXPECT_EQ(resumed[0]["world_size"], 3) << chief_log;
+  EXPECT_EQ(resumed[0]["checkpoint_world_size"], 4) << chief_log;
+  EXPECT_EQ(resumed[0]["checkpoint_step"], written.back()["step"]) << chief_log;
+  EXPECT_GT(resumed[0].value("epoch_position", 0), 0) << chief_log;
+  EXPECT_THAT(TrainerEvents(chief_log.substr(0, loss), "epoch"), IsEmpty()) << chief_log;
+  ASSERT_EQ(epochs.size(), 1u) << chief_log;
+  EXPECT_EQ(epochs[0]["world_size"], 3) << chief_log;
+  EXPECT_GE(epochs[0].value("test_accuracy", 0.0), 0.86) << chief_log;
+  // Node-local: the chief holds the checkpoint, no other node one.
+  std::string file = checkpoints + "/checkpoint.pt";
+  EXPECT_THAT(ContainerExec(Node(0), "test -f " + file), IsOk());
+  for (int i : {1, 2, 3}) {
+    EXPECT_THAT(ContainerExec(Node(i), "test ! -e " + file), IsOk()) << Node(i);
+  }
+
+  Reconnect(2);
+  EXPECT_EQ(Tool({"stop", spec_}).status, 0);
+  spec_.clear();
+  ExpectNothingLeft(checkpoints);
+  EXPECT_THAT(ContainerExec(Node(0), "rm -rf " + checkpoints), IsOk());
 }
 
 }  // namespace
