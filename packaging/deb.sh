@@ -58,7 +58,11 @@ elves=()
 while IFS= read -r -d '' file; do
   if cmp -s -n 4 "$file" <(printf '\177ELF'); then elves+=("-e$file"); fi
 done < <(find "$stage" -type f -perm -u+x -print0 | sort -z)
-depends=$(cd "$src" && dpkg-shlibdeps -O "${elves[@]}")
+# Its warnings (the staging tree is not where the package is installed;
+# train links libraries it reaches only through others) say nothing wrong:
+# they are shown only when it fails.
+depends=$(cd "$src" && dpkg-shlibdeps -O "${elves[@]}" 2>"$work/shlibdeps.err") ||
+  { cat "$work/shlibdeps.err" >&2; exit 1; }
 shlibs=${depends#shlibs:Depends=}
 [[ -n $shlibs ]] || { echo "deb: dpkg-shlibdeps found no dependencies" >&2; exit 1; }
 
