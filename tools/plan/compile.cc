@@ -334,15 +334,10 @@ std::string PlanHash(const Plan& plan) {
 absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& inputs,
                              bool check_only) {
   FP_RETURN_IF_ERROR(CheckSpec(spec));
-  int world_size = 0;
+  std::vector<GenerationPlace> places = PlannedPlaces(spec);
   std::vector<int> first_ranks;
-  first_ranks.reserve(spec.nodes.size());
-  // Spares run no rank in the first generation.
-  for (const NodeSpec& node : spec.nodes) {
-    first_ranks.push_back(world_size);
-    if (!node.spare) world_size += node.nproc;
-  }
-  std::vector<NodePlace> places = PlannedPlaces(spec);
+  first_ranks.reserve(places.size());
+  for (const GenerationPlace& place : places) first_ranks.push_back(place.first_rank);
 
   Plan plan;
   plan.spec_name = spec.name;
@@ -351,13 +346,14 @@ absl::StatusOr<Plan> Compile(const ClusterSpec& spec, const CompileInputs& input
   plan.source_hash = inputs.source_hash;
   std::vector<std::vector<NodeVar>> node_envs;
   node_envs.reserve(spec.nodes.size());
-  plan.ranks.reserve(world_size);
+  // The chief is never a spare: its world size is the first generation's.
+  plan.ranks.reserve(places.empty() ? 0 : places.front().place.world_size);
   // As at the first generation; the run id is chosen at launch.
   Generation generation{std::string(kPlannedRunId), 0, spec.job.restarts, ""};
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     generation.run_dir = RunDir(NodeLogDir(node), kPlannedRunId);
-    node_envs.push_back(NodeEnvironment(spec, i, places[i]));
+    node_envs.push_back(NodeEnvironment(spec, i, places[i].place));
     if (node.spare) continue;
     std::vector<std::string> program = {ProgramPath(spec.job, node)};
     program.insert(program.end(), spec.job.args.begin(), spec.job.args.end());

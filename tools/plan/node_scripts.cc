@@ -87,13 +87,13 @@ std::string SecretsFileText(const EnvList& values) {
 }
 
 std::vector<std::string> EnvScripts(const ClusterSpec& spec) {
-  std::vector<NodePlace> places = PlannedPlaces(spec);
+  std::vector<GenerationPlace> places = PlannedPlaces(spec);
   bool nccl_auto = spec.network.nccl_socket_ifname == "auto";
   std::vector<std::string> scripts;
   scripts.reserve(spec.nodes.size());
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     scripts.push_back(
-        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, places[i]), nccl_auto,
+        EnvScript(spec.nodes[i], NodeEnvironment(spec, i, places[i].place), nccl_auto,
                   spec.secrets));
   }
   return scripts;

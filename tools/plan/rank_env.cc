@@ -1,6 +1,7 @@
 #include "tools/plan/rank_env.h"
 
 #include <map>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -52,32 +53,27 @@ const std::string& ReachAddress(const NodeSpec& node) {
   return node.private_address.empty() ? node.address : node.private_address;
 }
 
-std::vector<NodePlace> PlannedPlaces(const ClusterSpec& spec) {
-  int world_size = 0;
-  int regular = 0;
+std::vector<GenerationPlace> PlannedPlaces(const ClusterSpec& spec) {
+  std::vector<GenerationMember> members;
   for (const NodeSpec& node : spec.nodes) {
-    if (node.spare) continue;
-    world_size += node.nproc;
-    ++regular;
+    if (!node.spare) members.push_back({node.name, node.nproc});
   }
-  std::vector<NodePlace> places;
+  std::vector<GenerationPlace> places;
   places.reserve(spec.nodes.size());
   const std::string& master = ReachAddress(spec.chief());
-  int node_rank = 0;
   for (const NodeSpec& node : spec.nodes) {
-    NodePlace& place = places.emplace_back();
-    place.local_world_size = node.nproc;
-    place.master_addr = master;
-    place.master_port = spec.network.master_port;
+    std::optional<GenerationPlace> found;
     if (node.spare) {
-      place.node_rank = regular;
-      place.num_nodes = regular + 1;
-      place.world_size = world_size + node.nproc;
+      // After the members, as if it ran too.
+      members.push_back({node.name, node.nproc});
+      found = PlaceAmong(members, node.name);
+      members.pop_back();
     } else {
-      place.node_rank = node_rank++;
-      place.num_nodes = regular;
-      place.world_size = world_size;
+      found = PlaceAmong(members, node.name);
     }
+    GenerationPlace& place = places.emplace_back(*found);
+    place.place.master_addr = master;
+    place.place.master_port = spec.network.master_port;
   }
   return places;
 }

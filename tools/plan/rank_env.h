@@ -50,7 +50,7 @@ const std::string& ReachAddress(const NodeSpec& node);
 // too: every generation that runs it tells it its place. All nodes at once,
 // since spec.chief() and the sums scan the nodes (O(N) per node would cost
 // O(N^2) for N nodes).
-std::vector<NodePlace> PlannedPlaces(const ClusterSpec& spec);
+std::vector<GenerationPlace> PlannedPlaces(const ClusterSpec& spec);
 
 // The variables every rank of spec.nodes[node_index] shares (all but the
 // launcher's per-rank ones), sorted by name, the node at `place`
