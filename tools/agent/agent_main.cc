@@ -169,7 +169,9 @@ int VerifyTree(const AgentVerifyTree& command) {
   return report.status;
 }
 
-int Session(const AgentSession&) { return ServeApplySession(STDIN_FILENO, STDOUT_FILENO); }
+int Session(const AgentSession& command) {
+  return ServeApplySession(STDIN_FILENO, STDOUT_FILENO, command.idle_timeout);
+}
 
 // The relay's key, required: said on stdout, where apply reads the relay.
 std::optional<JobKey> RelayKey(const std::string& path) {

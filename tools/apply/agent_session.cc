@@ -30,10 +30,11 @@ absl::StatusOr<std::unique_ptr<AgentSessionConnection>> AgentSessionConnection::
     absl::Duration hello_timeout, SessionRunOptions options) {
   // The agent is started on `base`, which the session keeps once it greeted.
   Connection* node_connection = base.get();
+  AgentSession agent_session;
+  agent_session.idle_timeout = options.agent_idle_timeout;
   SessionEndpoint endpoint;
-  endpoint.open = [node_connection, agent_path] {
-    return node_connection->OpenStream(
-        absl::StrCat("exec ", AgentCommandLine(agent_path, AgentSession())));
+  endpoint.open = [node_connection, command = AgentCommandLine(agent_path, agent_session)] {
+    return node_connection->OpenStream(absl::StrCat("exec ", command));
   };
   endpoint.greeting = kSessionGreeting;
   endpoint.name = agent_path;
@@ -86,6 +87,22 @@ absl::Status AgentSessionConnection::Start() {
         absl::StrCat("it greeted with something else than \"", endpoint_.greeting, "\""));
   }
   return absl::OkStatus();
+}
+
+bool AgentSessionConnection::Serving() {
+  if (!broken_.ok() || stream_ == nullptr) return false;
+  if (!pending_.empty() || reader_.pending() != 0) return false;
+  absl::StatusOr<std::string> bytes = stream_->Read(absl::ZeroDuration());
+  if (bytes.ok() && bytes->empty()) return true;
+  Broken("waiting for a request", bytes.ok() ? absl::DataLossError("bytes nobody asked for")
+                                             : bytes.status())
+      .IgnoreError();  // kept in broken_
+  return false;
+}
+
+std::unique_ptr<Connection> AgentSessionConnection::ReleaseBase() {
+  stream_.reset();
+  return std::move(base_);
 }
 
 absl::Status AgentSessionConnection::Begin() {

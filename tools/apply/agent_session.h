@@ -34,6 +34,9 @@ struct SessionRunOptions {
   // A session idle this long starts a fresh agent before its next request
   // (the agent leaves after kSessionIdleTimeout without one).
   absl::Duration restart_after_idle = kSessionIdleTimeout / 2;
+  // The agent's own idle timeout (`session --idle-timeout`): the
+  // connection holder's sessions last as long as it holds the node.
+  absl::Duration agent_idle_timeout = kSessionIdleTimeout;
 };
 
 // Where a session's far end is when it is not an agent started on the
@@ -83,6 +86,15 @@ class AgentSessionConnection : public Connection {
   absl::Status RemoveFiles(const std::string& remote_root,
                            const std::vector<std::string>& paths) override;
   ~AgentSessionConnection() override { stream_.reset(); }
+
+  // False once the session broke or its agent ended, looked at without
+  // waiting (bytes nobody asked for break it): the connection holder
+  // starts another agent then, before a command's request meets the end.
+  bool Serving();
+
+  // Ends the agent (with its input) and gives back the node's connection
+  // it ran on (Open's `base`); null for an Attach.
+  std::unique_ptr<Connection> ReleaseBase();
 
   absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override {
     return endpoint_.open_command(command);

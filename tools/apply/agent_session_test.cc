@@ -16,71 +16,11 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gtest/gtest.h"
+#include "tools/apply/pipe_stream_testing.h"
 #include "tools/process/files.h"
 
 namespace fleetplan {
 namespace {
-
-// A command on this machine as a stream: stdin and stdout pipes, stderr
-// kept apart; what a transport's OpenStream gives the session.
-class PipeStream : public CommandStream {
- public:
-  explicit PipeStream(const std::string& command) {
-    signal(SIGPIPE, SIG_IGN);  // an agent that left is an error, not the test's end
-    int in[2], out[2], err[2];
-    EXPECT_EQ(pipe2(in, O_CLOEXEC) | pipe2(out, O_CLOEXEC) | pipe2(err, O_CLOEXEC), 0);
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      dup2(err[1], 2);
-      execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    close(in[0]), close(out[1]), close(err[1]);
-    stdin_ = in[1], stdout_ = out[0], stderr_ = err[0];
-  }
-  ~PipeStream() override {
-    close(stdin_), close(stdout_), close(stderr_);
-    waitpid(pid_, nullptr, 0);
-  }
-  absl::Status Write(absl::string_view bytes) override {
-    while (!bytes.empty()) {
-      ssize_t n = write(stdin_, bytes.data(), bytes.size());
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) return absl::UnavailableError(strerror(errno));
-      bytes.remove_prefix(n);
-    }
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::string> Read(absl::Duration timeout) override {
-    pollfd fds[2] = {{stdout_, POLLIN, 0}, {stderr_, POLLIN, 0}};
-    poll(fds, 2, static_cast<int>(absl::ToInt64Milliseconds(timeout)));
-    char buffer[65536];
-    if (fds[1].revents != 0) {
-      ssize_t n = read(stderr_, buffer, sizeof(buffer));
-      if (n > 0) errors_.append(buffer, n);
-    }
-    if (fds[0].revents == 0) return std::string();
-    ssize_t n = read(stdout_, buffer, sizeof(buffer));
-    if (n <= 0) {
-      // Its stderr too, for the message (what is there: another process
-      // may hold it open).
-      pollfd err = {stderr_, POLLIN, 0};
-      while (poll(&err, 1, 0) > 0 && (n = read(stderr_, buffer, sizeof(buffer))) > 0) {
-        errors_.append(buffer, n);
-      }
-      return absl::OutOfRangeError("ended");
-    }
-    return std::string(buffer, n);
-  }
-  std::string ErrorOutput() override { return errors_; }
-
- private:
-  pid_t pid_ = -1;
-  int stdin_ = -1, stdout_ = -1, stderr_ = -1;
-  std::string errors_;
-};
 
 // A connection with streams only: everything else must go through the session.
 class StreamOnlyConnection : public Connection {

@@ -10,6 +10,7 @@
 #include "tools/hold/holder_start.h"
 #include "tools/hold/unix_socket.h"
 #include "tools/protocol/hold_wire.h"
+#include "tools/protocol/node_layout.h"
 
 namespace fleetplan {
 namespace {
@@ -51,7 +52,7 @@ class Held : public ConnectionFactory {
     absl::StatusOr<std::string> socket = HolderOf(spec, options);
     if (!socket.ok()) return ConnectNode(spec, node, options);
     HoldAttach attach{node.name, key->identity, options.connect_timeout_s,
-                      options.accept_new_host_keys};
+                      options.accept_new_host_keys, AgentPath(node)};
     absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
         AgentSessionConnection::Attach(HolderEndpoint(*socket, attach), node.name,
                                        absl::Seconds(options.connect_timeout_s) + kAttachSlack);

@@ -10,6 +10,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "absl/synchronization/notification.h"
 #include "tools/hold/unix_socket.h"
@@ -69,6 +70,15 @@ class Wire {
   FrameReader reader_;
 };
 
+// `paths` relative to `root`, as absolute paths.
+std::vector<std::string> Under(const std::string& root, const std::vector<std::string>& paths) {
+  std::vector<std::string> absolute;
+  for (const std::string& path : paths) {
+    absolute.push_back(absl::StrCat(absl::StripSuffix(root, "/"), "/", path));
+  }
+  return absolute;
+}
+
 // ok, or error {message}.
 absl::Status Answer(Wire& wire, const absl::Status& status) {
   if (status.ok()) return wire.Send(FrameType::kOk);
@@ -79,7 +89,7 @@ absl::Status Answer(Wire& wire, const absl::Status& status) {
 // node's connection broke (it is not kept then).
 class Session {
  public:
-  Session(Wire& wire, Connection& node, const std::string& spool)
+  Session(Wire& wire, HeldNode& node, const std::string& spool)
       : wire_(wire), node_(node), spool_(spool) {}
 
   bool Serve() {
@@ -100,10 +110,14 @@ class Session {
         Overloaded{
             [this](const ReadRequest& read) { return Read(read); },
             [this](const WriteRequest& write) {
-              return Answer(wire_, Noted(node_.WriteFile(write.path, write.content, write.mode)));
+              absl::Status written = Noted(node_.WriteFile(write.path, write.content, write.mode));
+              node_.Changed({write.path});
+              return Answer(wire_, written);
             },
             [this](const RemoveRequest& remove) {
-              return Answer(wire_, Noted(node_.RemoveFiles(remove.root, remove.paths)));
+              absl::Status removed = Noted(node_.RemoveFiles(remove.root, remove.paths));
+              node_.Changed(Under(remove.root, remove.paths));
+              return Answer(wire_, removed);
             },
             [this](const PutRequest& put) { return Put(put); },
             [this](const RunRequest& run) { return Run(run); },
@@ -148,7 +162,12 @@ class Session {
     if (mkdtemp(folder.data()) == nullptr) return Refuse("cannot make a spool folder");
     std::vector<FileToSend> files;
     absl::Status local, stream = ReceiveFiles(request.count, folder, &files, &local);
-    if (stream.ok() && local.ok()) local = Noted(node_.PutFiles(files, request.root));
+    if (stream.ok() && local.ok()) {
+      local = Noted(node_.PutFiles(files, request.root));
+      std::vector<std::string> paths;
+      for (const FileToSend& file : files) paths.push_back(file.path);
+      node_.Changed(Under(request.root, paths));
+    }
     for (const FileToSend& file : files) unlink(file.local_path.c_str());
     rmdir(folder.c_str());
     if (!stream.ok()) return Refuse(stream.message());
@@ -256,7 +275,7 @@ class Session {
   }
 
   Wire& wire_;
-  Connection& node_;
+  HeldNode& node_;
   const std::string& spool_;
   bool healthy_ = true;
 };
@@ -297,11 +316,12 @@ bool HoldServer::Serve(int fd) {
   TransportOptions options;
   options.connect_timeout_s = attach->connect_timeout_s;
   options.accept_new_host_keys = attach->accept_new_host_keys;
-  absl::StatusOr<std::unique_ptr<Connection>> node = pool_.Take(attach->node, options);
+  absl::StatusOr<std::unique_ptr<HeldNode>> node = pool_.Take(attach->node, options);
   if (!node.ok()) {
     wire.SendRaw(EncodeStatusFrame(node.status())).IgnoreError();
     return false;
   }
+  (*node)->UseAgent(attach->agent_path, absl::Seconds(attach->connect_timeout_s));
   if (!wire.Send(FrameType::kHello, {kHoldGreeting}).ok()) {
     pool_.GiveBack(attach->node, *std::move(node));
     return false;

@@ -5,8 +5,9 @@
 // (tools/protocol/hold_wire.h): who connected is checked before a byte is
 // read, then the attach names the node and the identity the command
 // expects; every request after it is performed on a connection of the
-// node pool taken for this command alone, and answered as the node's agent
-// answers it in an apply session.
+// node pool taken for this command alone (through the node's agent where
+// one answers: held_node.h), and answered as the node's agent answers it
+// in an apply session.
 
 #include <sys/types.h>
 

@@ -3,6 +3,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -13,7 +14,9 @@
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "tools/apply/agent_session.h"
+#include "tools/apply/pipe_stream_testing.h"
 #include "tools/hold/unix_socket.h"
+#include "tools/process/files.h"
 #include "tools/protocol/hold_wire.h"
 
 namespace fleetplan {
@@ -23,6 +26,7 @@ namespace {
 struct NodeFiles {
   absl::Mutex mu;
   std::map<std::string, std::string> files;
+  std::atomic<int> streams{0};  // command streams opened: agents started
 };
 
 class FakeNode : public Connection {
@@ -68,6 +72,11 @@ class FakeNode : public Connection {
     for (const std::string& path : paths) node_.files.erase(root + "/" + path);
     return absl::OkStatus();
   }
+  // On this machine: the node's agent is a real one.
+  absl::StatusOr<std::unique_ptr<CommandStream>> OpenStream(const std::string& command) override {
+    ++node_.streams;
+    return std::make_unique<PipeStream>(command);
+  }
 
  private:
   NodeFiles& node_;
@@ -111,6 +120,30 @@ class HoldServerTest : public ::testing::Test {
   }
 
   HoldAttach AttachA() { return HoldAttach{"a", "identity-a", 5, false}; }
+
+  // AttachA, the node's agent at `agent_path`.
+  HoldAttach AttachWithAgent(const std::string& agent_path) {
+    HoldAttach attach = AttachA();
+    attach.agent_path = agent_path;
+    return attach;
+  }
+
+  // The command leaves, and the server gives the connection back.
+  void Detach(std::unique_ptr<AgentSessionConnection>& held) {
+    held.reset();
+    servers_.back().join();
+    servers_.pop_back();
+  }
+
+  // "STATUS: OUTPUT" of `command` run through `node`.
+  static std::string Ran(Connection& node, const CommandSpec& command) {
+    std::string output;
+    absl::StatusOr<int> status = node.Run(
+        command, [&](absl::string_view chunk) { output.append(chunk.data(), chunk.size()); },
+        nullptr);
+    if (!status.ok()) return std::string(status.status().message());
+    return absl::StrCat(*status, ": ", output);
+  }
 
   NodeFiles node_;
   HoldSet set_;
@@ -170,6 +203,73 @@ TEST_F(HoldServerTest, ANextCommandFindsTheConnectionOpen) {
     servers_.back().join();
     servers_.pop_back();
   }
+  EXPECT_EQ(pool_.opened(), 1);
+}
+
+std::string Agent() {
+  return absl::StrCat(getenv("TEST_SRCDIR"), "/fleetplan/tools/agent/fleetplan-agent");
+}
+
+// What a command run by the node's agent prints of its parent.
+constexpr char kParent[] = " by $(cat /proc/$PPID/comm)";
+
+TEST_F(HoldServerTest, CommandsRunThroughTheNodesAgentStartedOnce) {
+  std::string dir = testing::TempDir() + "workdir";
+  ASSERT_TRUE(MakeDirs(dir).ok());
+  CommandSpec command{absl::StrCat("echo \"$GREETING in $(pwd)", kParent, "\"; echo oops >&2; exit 3"),
+                      {{"GREETING", "hi"}}, dir};
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
+        Attach(AttachWithAgent(Agent()));
+    ASSERT_TRUE(held.ok()) << held.status();
+    EXPECT_EQ(Ran(**held, command),
+              absl::StrCat("3: hi in ", dir, " by fleetplan-agent\noops\n"));
+    Detach(*held);
+  }
+  // One connection, one agent: the second command started nothing.
+  EXPECT_EQ(pool_.opened(), 1);
+  EXPECT_EQ(node_.streams.load(), 1);
+}
+
+TEST_F(HoldServerTest, WithoutAnAgentTheConnectionServesAndTheAgentIsLookedForAfterAWrite) {
+  std::string missing = testing::TempDir() + "/no-agent/fleetplan-agent";
+  for (int i = 0; i < 2; ++i) {
+    absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
+        Attach(AttachWithAgent(missing));
+    ASSERT_TRUE(held.ok()) << held.status();
+    EXPECT_EQ(Ran(**held, CommandSpec{"true", {}, "/w"}), "3: ran true in /w\n");
+    Detach(*held);
+  }
+  // It was looked for once, not for every command.
+  EXPECT_EQ(node_.streams.load(), 1);
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
+      Attach(AttachWithAgent(missing));
+  ASSERT_TRUE(held.ok()) << held.status();
+  ASSERT_TRUE((*held)->WriteFile("/w/x", "1", 0600).ok());
+  Detach(*held);
+  held = Attach(AttachWithAgent(missing));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(node_.streams.load(), 2);
+}
+
+TEST_F(HoldServerTest, AnAgentWhoseFileWasReplacedIsStartedAgain) {
+  std::string agent = testing::TempDir() + "/replaced/fleetplan-agent";
+  ASSERT_TRUE(MakeDirs(testing::TempDir() + "/replaced").ok());
+  ASSERT_TRUE(CopyFileAtomic(Agent(), agent, 0755).ok());
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held = Attach(AttachWithAgent(agent));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(Ran(**held, CommandSpec{absl::StrCat("echo x", kParent)}), "0: x by fleetplan-agent\n");
+  // A sync through the holder ships the agent anew.
+  std::string local = testing::TempDir() + "/new-agent";
+  ASSERT_TRUE(CopyFileAtomic(Agent(), local, 0755).ok());
+  ASSERT_TRUE((*held)->PutFiles({{local, "fleetplan-agent", 0755, 0}},
+                                testing::TempDir() + "/replaced")
+                  .ok());
+  Detach(*held);
+  held = Attach(AttachWithAgent(agent));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_EQ(Ran(**held, CommandSpec{absl::StrCat("echo x", kParent)}), "0: x by fleetplan-agent\n");
+  EXPECT_EQ(node_.streams.load(), 2);
   EXPECT_EQ(pool_.opened(), 1);
 }
 

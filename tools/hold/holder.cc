@@ -59,7 +59,9 @@ absl::Status RunHolder(const HolderOptions& options) {
   absl::StatusOr<int> listening = ListenUnix(socket_path);
   if (!listening.ok()) return listening.status();
   const ino_t mine = InodeOf(socket_path);
-  NodePool pool(options.open);
+  HeldAgentOptions agent;
+  agent.persist = options.set.Persist();
+  NodePool pool(options.open, agent);
   HoldServer server(options.set, pool, options.folder, geteuid());
   Attached attached;
   std::atomic<bool> quit{false};

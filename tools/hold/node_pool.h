@@ -4,7 +4,8 @@
 // The holder's open connections, per node: a command attached to a node
 // takes one (an idle one, else a new one) for itself alone and gives it
 // back when it detaches, so two commands at once (a followed job and a
-// `status`) each have their own, and the next command finds them open.
+// `status`) each have their own, and the next command finds them open,
+// with the agent session each keeps (held_node.h).
 
 #include <functional>
 #include <map>
@@ -16,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "plugins/transport.h"
+#include "tools/hold/held_node.h"
 
 namespace fleetplan {
 
@@ -25,15 +27,16 @@ class NodePool {
   using Opener = std::function<absl::StatusOr<std::unique_ptr<Connection>>(
       const std::string& node, const TransportOptions& options)>;
 
-  explicit NodePool(Opener open) : open_(std::move(open)) {}
+  explicit NodePool(Opener open, HeldAgentOptions agent = {})
+      : open_(std::move(open)), agent_(agent) {}
 
   // An idle connection to `node`, else a new one (what the opener said
   // when it failed).
-  absl::StatusOr<std::unique_ptr<Connection>> Take(const std::string& node,
-                                                   const TransportOptions& options);
+  absl::StatusOr<std::unique_ptr<HeldNode>> Take(const std::string& node,
+                                                 const TransportOptions& options);
 
   // Keeps `connection` for the next Take of `node`.
-  void GiveBack(const std::string& node, std::unique_ptr<Connection> connection);
+  void GiveBack(const std::string& node, std::unique_ptr<HeldNode> connection);
 
   // Connections opened since the pool was made (for tests: a second
   // command through the holder opens none).
@@ -44,8 +47,9 @@ class NodePool {
 
  private:
   Opener open_;
+  HeldAgentOptions agent_;
   mutable absl::Mutex mu_;
-  std::map<std::string, std::vector<std::unique_ptr<Connection>>> idle_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::vector<std::unique_ptr<HeldNode>>> idle_ ABSL_GUARDED_BY(mu_);
   int opened_ ABSL_GUARDED_BY(mu_) = 0;
 };
 

@@ -185,6 +185,18 @@ absl::Status AgentLaunch::Check() const {
   return CheckElastic(*this);
 }
 
+void AgentSession::Bind(OptionList& options) {
+  options.Duration("idle-timeout", &idle_timeout,
+                   "How long to wait for a request while no command runs before leaving.");
+}
+
+absl::Status AgentSession::Check() const {
+  if (idle_timeout < absl::Seconds(1) || idle_timeout > absl::Hours(24)) {
+    return absl::InvalidArgumentError("--idle-timeout must be between 1s and 24h");
+  }
+  return absl::OkStatus();
+}
+
 void AgentLogs::Bind(OptionList& options) {
   options.Text("log-dir", "DIR", &log_dir, "The job's log directory on this node.");
   options.Text("node", "NAME", &node, "This node's name, for the [node/rank] prefix.");

@@ -28,6 +28,7 @@
 #include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/option_list.h"
 #include "tools/protocol/preflight_request.h"
+#include "tools/protocol/session_wire.h"
 
 namespace fleetplan {
 
@@ -187,8 +188,13 @@ struct AgentSession {
   static constexpr char kSummary[] =
       "Serve apply's requests (files, checks, commands) framed on stdin, answering on stdout, "
       "until stdin ends.";
-  void Bind(OptionList&) {}
-  absl::Status Check() const { return absl::OkStatus(); }
+  // How long it waits for a request while no command runs before it
+  // leaves: apply's sessions keep the default (kSessionIdleTimeout), the
+  // connection holder's last as long as it holds the node.
+  absl::Duration idle_timeout = kSessionIdleTimeout;
+  void Bind(OptionList& options);
+  // InvalidArgument for an idle timeout that is not between 1 s and a day.
+  absl::Status Check() const;
 };
 
 // The chief's side of the sync relay (relay.h in the agent).

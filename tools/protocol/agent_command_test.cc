@@ -185,8 +185,15 @@ TEST(AgentCommandTest, ProbesVerifyAndSessionRoundTrip) {
   verify.root = "/w";
   verify.manifest = "/w/.fleetplan/nodes/n/manifest";
   EXPECT_EQ(RoundTrip(verify).manifest, verify.manifest);
+  // Apply's sessions say nothing more than agents before the option read.
   EXPECT_THAT(AgentArgs(AgentSession()), ElementsAre("session", "--protocol=2"));
   RoundTrip(AgentSession());
+  AgentSession held;
+  held.idle_timeout = absl::Minutes(20);
+  EXPECT_EQ(RoundTrip(held).idle_timeout, absl::Minutes(20));
+  held.idle_timeout = absl::Milliseconds(10);
+  EXPECT_THAT(ParseAgentCommand(AgentArgs(held)).status(),
+              StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--idle-timeout")));
 }
 
 TEST(AgentCommandTest, RelayRoundTrips) {
@@ -310,7 +317,7 @@ TEST(AgentCommandTest, UsageOfOptions) {
   EXPECT_THAT(usage, HasSubstr("--heartbeat-timeout=DURATION (30s)"));
   EXPECT_THAT(usage, HasSubstr("--watch-stdin (on)"));
   EXPECT_THAT(usage, HasSubstr("-- PROGRAM ARGS..."));
-  EXPECT_EQ(OptionsUsage<AgentSession>(), "");
+  EXPECT_THAT(OptionsUsage<AgentSession>(), HasSubstr("--idle-timeout=DURATION (3s)"));
 }
 
 }  // namespace

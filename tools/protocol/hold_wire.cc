@@ -1,5 +1,6 @@
 #include "tools/protocol/hold_wire.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
@@ -9,11 +10,11 @@ std::string EncodeAttach(const HoldAttach& attach) {
   return EncodeFrame(FrameType::kAttach,
                      {kHoldGreeting, attach.node, attach.identity,
                       absl::StrCat(attach.connect_timeout_s),
-                      attach.accept_new_host_keys ? "1" : "0"});
+                      attach.accept_new_host_keys ? "1" : "0", attach.agent_path});
 }
 
 absl::StatusOr<HoldAttach> ParseAttach(const Frame& frame) {
-  if (frame.type != FrameType::kAttach || frame.fields.size() != 5 ||
+  if (frame.type != FrameType::kAttach || frame.fields.size() != 6 ||
       frame.fields[0] != kHoldGreeting) {
     return absl::InvalidArgumentError(
         absl::StrCat("expected an attach of \"", kHoldGreeting, "\""));
@@ -27,6 +28,10 @@ absl::StatusOr<HoldAttach> ParseAttach(const Frame& frame) {
     return absl::InvalidArgumentError("an attach with a bad timeout or host key policy");
   }
   attach.accept_new_host_keys = frame.fields[4] == "1";
+  attach.agent_path = frame.fields[5];
+  if (!attach.agent_path.empty() && !absl::StartsWith(attach.agent_path, "/")) {
+    return absl::InvalidArgumentError("an attach naming an agent by a relative path");
+  }
   return attach;
 }
 

@@ -5,11 +5,13 @@
 // socket: the apply session's frames (session_wire.h) with three more.
 // Each socket connection serves one node:
 //
-//   command → holder, first:  attach {greeting, node, identity, connect timeout s, accept new 0|1}
+//   command → holder, first:  attach {greeting, node, identity, connect timeout s, accept new 0|1,
+//                                     agent path}
 //                             → hello {greeting} | error {status code, message}
 //   then the apply session's read, write, put/file/data, remove, run/cancel,
 //   each answered as the agent answers it, performed on the holder's
-//   connection to the node; or, once:
+//   connection to the node (by the node's agent at the attach's agent path
+//   where one answers, tools/hold/held_node.h; empty: none); or, once:
 //   open {command}            → the socket carries that command's stream:
 //                               data {stdin bytes}... ; output {stdout bytes}...,
 //                               status {0, stderr} when it ended
@@ -26,18 +28,21 @@
 
 namespace fleetplan {
 
-inline constexpr char kHoldGreeting[] = "fleetplan-hold 1";
+// 2: the attach names the node's agent.
+inline constexpr char kHoldGreeting[] = "fleetplan-hold 2";
 
 struct HoldAttach {
   std::string node;
   std::string identity;
   int connect_timeout_s = 10;
   bool accept_new_host_keys = false;
+  std::string agent_path;  // AgentPath(node) (node_layout.h): absolute, or empty
 };
 
 std::string EncodeAttach(const HoldAttach& attach);
 
-// InvalidArgument for a frame that is not an attach of this version.
+// InvalidArgument for a frame that is not an attach of this version, or an
+// agent path that is not absolute.
 absl::StatusOr<HoldAttach> ParseAttach(const Frame& frame);
 
 // An error answer carrying `status` (code and message), and back.
