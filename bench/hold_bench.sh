@@ -5,6 +5,8 @@
 #   fleetplan status SPEC           (a holder already holds the nodes)
 #   fleetplan exec SPEC -- true     (the same)
 #   the same two with persist = "0" (no holder: a connection per node)
+# The nodes hold the launch agent, as an apply leaves them: the holder runs
+# exec's command through its agent session on each node.
 #
 #   bench/hold_bench.sh [N]      (run as root; RUNS=20 by default)
 #
@@ -17,7 +19,7 @@ runs=${RUNS:-20}
 
 # shellcheck source=bench/loopback_sshd.sh
 . bench/loopback_sshd.sh
-bin="${BIN_DIR:-$(opt_build //tools:fleetplan)}/tools"
+bin="${BIN_DIR:-$(opt_build //tools:fleetplan //tools/agent:fleetplan-agent)}/tools"
 start_loopback_sshd "$n"
 
 held=$work/held.toml
@@ -29,12 +31,17 @@ direct=$work/direct.toml
 } >"$held"
 sed 's/^\(\[ssh\.g[0-9]*\]\)$/\1\npersist = "0"/' "$held" >"$direct"
 loopback_pdsh "$n"
+for ((i = 1; i <= n; i++)); do
+  install -D -m 0755 "$bin/agent/fleetplan-agent" "$work/nodes/$i/.fleetplan/bin/fleetplan-agent"
+done
 
 fp=$bin/fleetplan
 for cmd in "$fp status $held" "$fp exec $held -- true" "$fp status $direct" "$pdsh"; do
   bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
 done
 pgrep -f "__hold --identity" >/dev/null || { echo "no holder runs" >&2; exit 1; }
+agents=$(pgrep -fc "$work/nodes/.*fleetplan-agent session" || true)
+((agents == n)) || { echo "the holder keeps $agents agent session(s), not $n" >&2; exit 1; }
 
 echo "== $n loopback nodes; load: $(uptime | sed 's/.*load average/load average/') =="
 hyperfine -N --warmup 2 --runs "$runs" --export-markdown "$work/result.md" \

@@ -3,11 +3,14 @@
 // sessions (the nodes' sshd session processes stay the same); a spec that
 // logs in with another key is not served by the holder of the first; the
 // holder leaves after its persist; its folder and socket are the user's
-// alone; a killed holder is replaced by the next command without a word.
+// alone; a killed holder is replaced by the next command without a word;
+// exec runs through the node's agent, started once, and the agents end with
+// the holder.
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -16,6 +19,7 @@
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
 #include "tests/apply_harness.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
@@ -26,6 +30,7 @@ namespace {
 
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::MatchesRegex;
 using ::testing::Not;
 using ::testing::SizeIs;
 
@@ -80,6 +85,23 @@ class SshHoldTest : public SshTestbedTest {
     return RunTool(argv, absl::Seconds(60), {{"XDG_RUNTIME_DIR", runtime_}});
   }
 
+  // `fleetplan exec SPEC --json -- command`: each node's "STATUS: OUTPUT".
+  std::map<std::string, std::string> Exec(const std::string& spec, const std::string& command) {
+    ToolResult exec = RunTool({"tools/fleetplan-exec", spec, "--json", "--", command},
+                              absl::Seconds(60), {{"XDG_RUNTIME_DIR", runtime_}});
+    std::map<std::string, std::string> nodes;
+    nlohmann::json out = nlohmann::json::parse(exec.output, nullptr, /*allow_exceptions=*/false);
+    if (!out.is_object()) {
+      ADD_FAILURE() << exec.output;
+      return nodes;
+    }
+    for (const nlohmann::json& node : out["nodes"]) {
+      nodes[node["node"].get<std::string>()] =
+          absl::StrCat(node["exit_status"].dump(), ": ", node["output"].get<std::string>());
+    }
+    return nodes;
+  }
+
   // The holders of specs of this test ("pid: command line").
   std::vector<std::string> Holders() {
     std::vector<std::string> holders;
@@ -127,6 +149,56 @@ TEST_F(SshHoldTest, ALaterCommandGoesThroughTheHeldSessions) {
   EXPECT_EQ(disconnect.status, 0) << disconnect.output;
   EXPECT_THAT(disconnect.output, HasSubstr("closed the connections held for 2 nodes"));
   EXPECT_THAT(Holders(), IsEmpty());
+}
+
+TEST_F(SshHoldTest, ExecRunsThroughTheNodesAgentStartedOnceThatEndsWithTheHolder) {
+  // Node 0 holds an agent and an env.sh, as an apply leaves them; node 1
+  // nothing yet.
+  const TestbedNode& applied = (*nodes_)[0];
+  std::string state = "/work/hold/.fleetplan/nodes/" + applied.name;
+  ASSERT_THAT(ContainerExec(applied.name,
+                            absl::StrCat("mkdir -p /work/hold/.fleetplan/bin ", state,
+                                         " && echo 'export GREETING=from-env.sh' >", state,
+                                         "/env.sh")),
+              IsOk());
+  ASSERT_THAT(RunScript(absl::StrCat("docker cp -L tools/agent/fleetplan-agent ", applied.name,
+                                     ":/work/hold/.fleetplan/bin/fleetplan-agent")),
+              IsOk());
+  std::string spec = WriteSpec("agent", applied.key_file, "3s");
+  const std::string command =
+      "echo \"${GREETING:-no env.sh} in $(pwd) by $(cat /proc/$PPID/comm) $PPID\"; "
+      "echo oops >&2; exit 3";
+  std::map<std::string, std::string> first = Exec(spec, command);
+  ASSERT_THAT(first, SizeIs(2));
+  EXPECT_THAT(first[applied.name],
+              MatchesRegex("3: from-env.sh in /work/hold by fleetplan-agent [0-9]+\noops\n"));
+  // Without an agent: through the held connection's own channel, as before.
+  EXPECT_THAT(first[(*nodes_)[1].name],
+              MatchesRegex("3: fleetplan exec: /work/hold does not exist on this node yet "
+                           "\\(apply has not run here\\); running in the home folder\n"
+                           "no env.sh in /root by [^ ]+ [0-9]+\noops\n"));
+  EXPECT_THAT(first[(*nodes_)[1].name], Not(HasSubstr("fleetplan-agent")));
+  std::vector<std::string> agents =
+      ContainerProcessesMentioning(applied.name, "fleetplan-agent session", absl::ZeroDuration());
+  ASSERT_THAT(agents, SizeIs(1));
+  std::string sessions = SshSessions(0);
+
+  // The same agent (its pid) served the second exec: no new agent, no new
+  // login, and no channel but the agent's.
+  std::map<std::string, std::string> second = Exec(spec, command);
+  EXPECT_EQ(second, first);
+  EXPECT_EQ(ContainerProcessesMentioning(applied.name, "fleetplan-agent session",
+                                         absl::ZeroDuration()),
+            agents);
+  EXPECT_EQ(SshSessions(0), sessions);
+
+  // The holder's idle exit takes the agents with it, here and on the nodes.
+  absl::Time deadline = absl::Now() + absl::Seconds(8);
+  while (!Holders().empty() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
+  EXPECT_THAT(Holders(), IsEmpty());
+  EXPECT_THAT(ProcessesMentioning(dir_, absl::Seconds(2)), IsEmpty());
+  EXPECT_THAT(ContainerProcessesMentioning(applied.name, "fleetplan-agent", absl::Seconds(5)),
+              IsEmpty());
 }
 
 TEST_F(SshHoldTest, ASpecWithAnotherKeyIsNotServedByTheFirstHolder) {
