@@ -300,7 +300,10 @@ absl::Status ApplySession::Run(const RunRequest& run) {
     Flush();
     std::vector<int> watched;
     if (input_open) watched.push_back(in_);
-    if (!PumpOutput(processes, watched, absl::Milliseconds(20), forward).empty()) {
+    // Once its output ended only the exit is awaited: looked for often, as
+    // the command's end is what a short command's caller waits on.
+    absl::Duration wait = process.output_open() ? absl::Milliseconds(20) : absl::Milliseconds(1);
+    if (!PumpOutput(processes, watched, wait, forward).empty()) {
       input_open = Fill();
       if (!input_open) cancel = ended_ = true;  // apply is gone
     }
