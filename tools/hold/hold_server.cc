@@ -219,8 +219,11 @@ class Session {
     std::atomic<bool> done{false};
     absl::Status watched;
     std::thread watcher([&] {
-      while (!done.load()) {
-        absl::StatusOr<std::optional<Frame>> frame = wire_.Poll(absl::Milliseconds(20));
+      for (int looks = 0; !done.load(); ++looks) {
+        // Often at first: a short command's answer waits for this thread's
+        // next look once the command ended.
+        absl::Duration wait = looks < 50 ? kRelayPoll : absl::Milliseconds(20);
+        absl::StatusOr<std::optional<Frame>> frame = wire_.Poll(wait);
         if (frame.ok() && !frame->has_value()) continue;
         if (!frame.ok() || (*frame)->type != FrameType::kCancel) {
           watched = frame.ok() ? absl::InvalidArgumentError("a request while a command runs")
