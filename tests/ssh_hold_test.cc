@@ -28,6 +28,7 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::MatchesRegex;
@@ -164,11 +165,14 @@ TEST_F(SshHoldTest, ExecRunsThroughTheNodesAgentStartedOnceThatEndsWithTheHolder
   ASSERT_THAT(RunScript(absl::StrCat("docker cp -L tools/agent/fleetplan-agent ", applied.name,
                                      ":/work/hold/.fleetplan/bin/fleetplan-agent")),
               IsOk());
-  std::string spec = WriteSpec("agent", applied.key_file, "3s");
+  std::string spec = WriteSpec("agent", applied.key_file, "5s");
   const std::string command =
       "echo \"${GREETING:-no env.sh} in $(pwd) by $(cat /proc/$PPID/comm) $PPID\"; "
       "echo oops >&2; exit 3";
+  // Back to back, well within the persist: the same agent (its pid) ran the
+  // second command on node 0, the same login's sshd on node 1.
   std::map<std::string, std::string> first = Exec(spec, command);
+  std::map<std::string, std::string> second = Exec(spec, command);
   ASSERT_THAT(first, SizeIs(2));
   EXPECT_THAT(first[applied.name],
               MatchesRegex("3: from-env.sh in /work/hold by fleetplan-agent [0-9]+\noops\n"));
@@ -178,22 +182,15 @@ TEST_F(SshHoldTest, ExecRunsThroughTheNodesAgentStartedOnceThatEndsWithTheHolder
                            "\\(apply has not run here\\); running in the home folder\n"
                            "no env.sh in /root by [^ ]+ [0-9]+\noops\n"));
   EXPECT_THAT(first[(*nodes_)[1].name], Not(HasSubstr("fleetplan-agent")));
-  std::vector<std::string> agents =
-      ContainerProcessesMentioning(applied.name, "fleetplan-agent session", absl::ZeroDuration());
-  ASSERT_THAT(agents, SizeIs(1));
-  std::string sessions = SshSessions(0);
-
-  // The same agent (its pid) served the second exec: no new agent, no new
-  // login, and no channel but the agent's.
-  std::map<std::string, std::string> second = Exec(spec, command);
   EXPECT_EQ(second, first);
-  EXPECT_EQ(ContainerProcessesMentioning(applied.name, "fleetplan-agent session",
-                                         absl::ZeroDuration()),
-            agents);
-  EXPECT_EQ(SshSessions(0), sessions);
+  // One agent session on the node, no other agent started.
+  EXPECT_THAT(
+      ContainerProcessesMentioning(applied.name, "fleetplan-agent", absl::ZeroDuration()),
+      ElementsAre(HasSubstr("fleetplan-agent session")));
+  EXPECT_THAT(Holders(), SizeIs(1));
 
   // The holder's idle exit takes the agents with it, here and on the nodes.
-  absl::Time deadline = absl::Now() + absl::Seconds(8);
+  absl::Time deadline = absl::Now() + absl::Seconds(15);
   while (!Holders().empty() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(100));
   EXPECT_THAT(Holders(), IsEmpty());
   EXPECT_THAT(ProcessesMentioning(dir_, absl::Seconds(2)), IsEmpty());
