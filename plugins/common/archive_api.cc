@@ -1,6 +1,6 @@
 #include "plugins/common/archive_api.h"
 
-#include "plugins/common/lazy_library.h"
+#include "tools/util/lazy_library.h"
 
 namespace fleetplan {
 namespace {

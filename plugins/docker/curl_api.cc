@@ -2,7 +2,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "plugins/common/lazy_library.h"
+#include "tools/util/lazy_library.h"
 
 namespace fleetplan {
 absl::StatusOr<CurlApi> OpenCurl(const char* library_name) {

@@ -5,7 +5,7 @@
 #include <unistd.h>
 
 #include "absl/strings/str_cat.h"
-#include "plugins/common/lazy_library.h"
+#include "tools/util/lazy_library.h"
 
 namespace fleetplan {
 namespace {

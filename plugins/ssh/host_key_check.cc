@@ -3,6 +3,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "plugins/ssh/libssh_api.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -15,27 +16,27 @@ absl::Mutex known_hosts_mutex(absl::kConstInit);
 
 absl::StatusOr<std::string> ServerKeyFingerprint(ssh_session session) {
   ssh_key key = nullptr;
-  if (ssh_get_server_publickey(session, &key) != SSH_OK) {
+  if (Libssh().get_server_publickey(session, &key) != SSH_OK) {
     return absl::InternalError(
-        absl::StrCat("no server host key: ", ssh_get_error(session)));
+        absl::StrCat("no server host key: ", Libssh().get_error(session)));
   }
   unsigned char* hash = nullptr;
   size_t hash_size = 0;
-  int rc = ssh_get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_size);
-  ssh_key_free(key);
+  int rc = Libssh().get_publickey_hash(key, SSH_PUBLICKEY_HASH_SHA256, &hash, &hash_size);
+  Libssh().key_free(key);
   if (rc != SSH_OK) return absl::InternalError("cannot hash the server host key");
-  char* text = ssh_get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_size);
-  ssh_clean_pubkey_hash(&hash);
+  char* text = Libssh().get_fingerprint_hash(SSH_PUBLICKEY_HASH_SHA256, hash, hash_size);
+  Libssh().clean_pubkey_hash(&hash);
   if (text == nullptr) return absl::InternalError("cannot format the host key fingerprint");
   std::string fingerprint(text);
-  ssh_string_free_char(text);
+  Libssh().string_free_char(text);
   return fingerprint;
 }
 
 absl::Status VerifyHostKey(ssh_session session, const std::string& node, bool accept_new) {
   FP_ASSIGN_OR_RETURN(std::string fingerprint, ServerKeyFingerprint(session));
   absl::MutexLock lock(&known_hosts_mutex);
-  switch (ssh_session_is_known_server(session)) {
+  switch (Libssh().session_is_known_server(session)) {
     case SSH_KNOWN_HOSTS_OK:
       return absl::OkStatus();
     case SSH_KNOWN_HOSTS_CHANGED:
@@ -53,15 +54,15 @@ absl::Status VerifyHostKey(ssh_session session, const std::string& node, bool ac
             "; check it, then accept it with --accept-new-host-keys (or add it "
             "to known_hosts)"));
       }
-      if (ssh_session_update_known_hosts(session) != SSH_OK) {
+      if (Libssh().session_update_known_hosts(session) != SSH_OK) {
         return absl::InternalError(absl::StrCat("node \"", node, "\": cannot record host key ",
-                                                fingerprint, ": ", ssh_get_error(session)));
+                                                fingerprint, ": ", Libssh().get_error(session)));
       }
       return absl::OkStatus();
     case SSH_KNOWN_HOSTS_ERROR:
     default:
       return absl::InternalError(absl::StrCat("node \"", node, "\": cannot check host key ",
-                                              fingerprint, ": ", ssh_get_error(session)));
+                                              fingerprint, ": ", Libssh().get_error(session)));
   }
 }
 

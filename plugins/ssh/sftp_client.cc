@@ -11,6 +11,7 @@
 #include <deque>
 
 #include "absl/strings/str_cat.h"
+#include "plugins/ssh/libssh_api.h"
 #include "plugins/ssh/sftp_wire.h"
 #include "plugins/ssh/upload_window.h"
 #include "tools/util/path_policy.h"
@@ -96,12 +97,12 @@ class LocalFile {
 
 absl::StatusOr<std::unique_ptr<SftpClient>> SftpClient::Start(ssh_session session,
                                                               std::string node) {
-  ssh_channel channel = ssh_channel_new(session);
-  if (channel == nullptr || ssh_channel_open_session(channel) != SSH_OK ||
-      ssh_channel_request_subsystem(channel, "sftp") != SSH_OK) {
+  ssh_channel channel = Libssh().channel_new(session);
+  if (channel == nullptr || Libssh().channel_open_session(channel) != SSH_OK ||
+      Libssh().channel_request_subsystem(channel, "sftp") != SSH_OK) {
     absl::Status status = absl::UnavailableError(absl::StrCat(
-        "node \"", node, "\": cannot start SFTP: ", ssh_get_error(session)));
-    if (channel != nullptr) ssh_channel_free(channel);
+        "node \"", node, "\": cannot start SFTP: ", Libssh().get_error(session)));
+    if (channel != nullptr) Libssh().channel_free(channel);
     return status;
   }
   std::unique_ptr<SftpClient> client(new SftpClient(channel, std::move(node)));
@@ -110,20 +111,20 @@ absl::StatusOr<std::unique_ptr<SftpClient>> SftpClient::Start(ssh_session sessio
 }
 
 SftpClient::~SftpClient() {
-  ssh_channel_close(channel_);
-  ssh_channel_free(channel_);
+  Libssh().channel_close(channel_);
+  Libssh().channel_free(channel_);
 }
 
 absl::Status SftpClient::ConnectionLost(absl::string_view doing) const {
   return absl::UnavailableError(
       absl::StrCat("node \"", node_, "\": connection lost while ", doing, ": ",
-                   ssh_get_error(ssh_channel_get_session(channel_))));
+                   Libssh().get_error(Libssh().channel_get_session(channel_))));
 }
 
 absl::Status SftpClient::Send(const std::string& packet) {
   size_t sent = 0;
   while (sent < packet.size()) {
-    int n = ssh_channel_write(channel_, packet.data() + sent,
+    int n = Libssh().channel_write(channel_, packet.data() + sent,
                               static_cast<uint32_t>(packet.size() - sent));
     if (n < 0) return ConnectionLost("sending an SFTP request");
     sent += n;
@@ -172,10 +173,10 @@ absl::StatusOr<SftpClient::Reply> SftpClient::Await(uint32_t id) {
       inbox_.erase(0, 4 + length);
     }
     if (replies_.count(id) > 0) continue;
-    int n = ssh_channel_read_timeout(channel_, buffer, sizeof(buffer), 0, kReplyTimeoutMs);
+    int n = Libssh().channel_read_timeout(channel_, buffer, sizeof(buffer), 0, kReplyTimeoutMs);
     if (n < 0) return ConnectionLost("awaiting an SFTP reply");
     if (n == 0) {
-      if (ssh_channel_is_eof(channel_)) return ConnectionLost("the SFTP server closed");
+      if (Libssh().channel_is_eof(channel_)) return ConnectionLost("the SFTP server closed");
       return absl::UnavailableError(
           absl::StrCat("node \"", node_, "\": SFTP server did not answer in ",
                        kReplyTimeoutMs / 1000, "s"));

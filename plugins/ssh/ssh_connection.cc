@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
+#include "plugins/ssh/libssh_api.h"
 #include "tools/util/path_policy.h"
 #include "plugins/ssh/remote_command.h"
 #include "plugins/ssh/remote_paths.h"
@@ -50,8 +51,8 @@ void OnExitSignal(ssh_session, ssh_channel, const char* signal, int, const char*
 
 struct ChannelCloser {
   void operator()(ssh_channel channel) const {
-    ssh_channel_close(channel);
-    ssh_channel_free(channel);
+    Libssh().channel_close(channel);
+    Libssh().channel_free(channel);
   }
 };
 
@@ -83,7 +84,7 @@ class SshCommandStream : public CommandStream {
 
   absl::Status Write(absl::string_view bytes) override {
     while (!bytes.empty()) {
-      int n = ssh_channel_write(channel_.get(), bytes.data(), bytes.size());
+      int n = Libssh().channel_write(channel_.get(), bytes.data(), bytes.size());
       if (n == SSH_ERROR) return Lost("writing to a command");
       bytes.remove_prefix(n);
     }
@@ -92,19 +93,19 @@ class SshCommandStream : public CommandStream {
 
   absl::StatusOr<std::string> Read(absl::Duration timeout) override {
     char buffer[32 * 1024];
-    int n = ssh_channel_read_timeout(channel_.get(), buffer, sizeof(buffer), 0,
+    int n = Libssh().channel_read_timeout(channel_.get(), buffer, sizeof(buffer), 0,
                                      static_cast<int>(absl::ToInt64Milliseconds(timeout)));
     if (n == SSH_ERROR) return Lost("reading from a command");
     std::string out(buffer, n > 0 ? n : 0);
-    while ((n = ssh_channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 0)) > 0) {
+    while ((n = Libssh().channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 0)) > 0) {
       out.append(buffer, n);
     }
     int e;
-    while ((e = ssh_channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 1)) > 0) {
+    while ((e = Libssh().channel_read_nonblocking(channel_.get(), buffer, sizeof(buffer), 1)) > 0) {
       errors_.append(buffer, e);
     }
     if (n == SSH_ERROR || e == SSH_ERROR) return Lost("reading from a command");
-    if (out.empty() && ssh_channel_is_eof(channel_.get())) {
+    if (out.empty() && Libssh().channel_is_eof(channel_.get())) {
       return absl::OutOfRangeError("the command's output ended");
     }
     return out;
@@ -115,7 +116,7 @@ class SshCommandStream : public CommandStream {
  private:
   absl::Status Lost(absl::string_view doing) const {
     return absl::UnavailableError(absl::StrCat("node \"", node_, "\": connection lost while ",
-                                               doing, ": ", ssh_get_error(session_)));
+                                               doing, ": ", Libssh().get_error(session_)));
   }
 
   std::unique_ptr<ssh_channel_struct, ChannelCloser> channel_;
@@ -130,7 +131,7 @@ SshConnection::~SshConnection() { sftp_.reset(); }
 
 absl::Status SshConnection::Lost(absl::string_view doing) const {
   return absl::UnavailableError(absl::StrCat("node \"", node_, "\": connection lost while ",
-                                             doing, ": ", ssh_get_error(session_.get())));
+                                             doing, ": ", Libssh().get_error(session_.get())));
 }
 
 absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
@@ -145,17 +146,17 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
   callbacks.userdata = &exit;
   callbacks.channel_exit_status_function = OnExitStatus;
   callbacks.channel_exit_signal_function = OnExitSignal;
-  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
-  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK) {
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(Libssh().channel_new(session_.get()));
+  if (channel == nullptr || Libssh().channel_open_session(channel.get()) != SSH_OK) {
     return Lost("opening a channel");
   }
-  ssh_set_channel_callbacks(channel.get(), &callbacks);
-  if (ssh_channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
+  Libssh().set_channel_callbacks(channel.get(), &callbacks);
+  if (Libssh().channel_request_exec(channel.get(), line.c_str()) != SSH_OK) {
     return Lost("starting a command");
   }
   bool eof_sent = false;
   if (!command.hold_stdin) {
-    ssh_channel_send_eof(channel.get());
+    Libssh().channel_send_eof(channel.get());
     eof_sent = true;
   }
 
@@ -163,10 +164,10 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
   RemotePid remote_pid;
   remote_pid.pending = cancellable;
   char buffer[32 * 1024];
-  while (!ssh_channel_is_eof(channel.get())) {
+  while (!Libssh().channel_is_eof(channel.get())) {
     if (cancellable && cancel->HasBeenNotified() && !term_at.has_value()) {
       // First the polite way: EOF on stdin; the agent stops its ranks on it.
-      if (!eof_sent) ssh_channel_send_eof(channel.get());
+      if (!eof_sent) Libssh().channel_send_eof(channel.get());
       eof_sent = true;
       term_at = absl::Now() + StdinGraceFor(command, options_.stdin_grace);
     }
@@ -181,10 +182,10 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
       FP_RETURN_IF_ERROR(SignalGroup(remote_pid.pid, "KILL"));
       kill_at = absl::InfiniteFuture();
     }
-    int n = ssh_channel_read_timeout(channel.get(), buffer, sizeof(buffer), 0, kPollMs);
+    int n = Libssh().channel_read_timeout(channel.get(), buffer, sizeof(buffer), 0, kPollMs);
     if (n == SSH_ERROR) return Lost("running a command");
     if (n > 0) on_output(absl::string_view(buffer, n));
-    while ((n = ssh_channel_read_nonblocking(channel.get(), buffer, sizeof(buffer), 1)) > 0) {
+    while ((n = Libssh().channel_read_nonblocking(channel.get(), buffer, sizeof(buffer), 1)) > 0) {
       absl::string_view chunk = remote_pid.Consume(absl::string_view(buffer, n));
       if (!chunk.empty()) on_output(chunk);
     }
@@ -192,7 +193,7 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
   }
   // ssh_channel_get_exit_status waits for either (an exit-signal is
   // followed by the channel's close).
-  int status = ssh_channel_get_exit_status(channel.get());
+  int status = Libssh().channel_get_exit_status(channel.get());
   if (exit.status >= 0) return exit.status;
   if (status >= 0) return status;
   if (exit.signal >= 0) return 128 + exit.signal;
@@ -201,12 +202,12 @@ absl::StatusOr<int> SshConnection::Run(const CommandSpec& command,
 
 absl::StatusOr<std::unique_ptr<CommandStream>> SshConnection::OpenStream(
     const std::string& command) {
-  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
-  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK) {
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(Libssh().channel_new(session_.get()));
+  if (channel == nullptr || Libssh().channel_open_session(channel.get()) != SSH_OK) {
     return Lost("opening a channel");
   }
   // The login shell runs it: no sh -c between, so `exec` leaves one program.
-  if (ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+  if (Libssh().channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
     return Lost("starting a command");
   }
   return std::make_unique<SshCommandStream>(std::move(channel), node_, session_.get());
@@ -215,14 +216,14 @@ absl::StatusOr<std::unique_ptr<CommandStream>> SshConnection::OpenStream(
 absl::Status SshConnection::SignalGroup(long pid, const char* signal) {
   if (pid <= 1) return absl::OkStatus();  // never started, nothing to stop
   std::string command = absl::StrCat("kill -", signal, " -- -", pid, " 2>/dev/null");
-  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(ssh_channel_new(session_.get()));
-  if (channel == nullptr || ssh_channel_open_session(channel.get()) != SSH_OK ||
-      ssh_channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
+  std::unique_ptr<ssh_channel_struct, ChannelCloser> channel(Libssh().channel_new(session_.get()));
+  if (channel == nullptr || Libssh().channel_open_session(channel.get()) != SSH_OK ||
+      Libssh().channel_request_exec(channel.get(), command.c_str()) != SSH_OK) {
     return Lost("stopping a command");
   }
-  ssh_channel_send_eof(channel.get());
+  Libssh().channel_send_eof(channel.get());
   // Its output is nothing; only its end matters.
-  ssh_channel_get_exit_status(channel.get());
+  Libssh().channel_get_exit_status(channel.get());
   return absl::OkStatus();
 }
 

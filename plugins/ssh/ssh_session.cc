@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "plugins/ssh/host_key_check.h"
+#include "plugins/ssh/libssh_api.h"
 #include "plugins/ssh/ssh_groups.h"
 #include "tools/util/status_macros.h"
 
@@ -16,9 +17,9 @@ namespace {
 
 absl::Status SetOption(ssh_session session, const SshSettings& settings,
                        ssh_options_e option, const void* value, const char* name) {
-  if (ssh_options_set(session, option, value) != SSH_OK) {
+  if (Libssh().options_set(session, option, value) != SSH_OK) {
     return absl::InvalidArgumentError(absl::StrCat("node \"", settings.node, "\": bad ssh ",
-                                                   name, ": ", ssh_get_error(session)));
+                                                   name, ": ", Libssh().get_error(session)));
   }
   return absl::OkStatus();
 }
@@ -29,10 +30,10 @@ absl::Status Configure(ssh_session session, const SshSettings& settings) {
   FP_RETURN_IF_ERROR(
       SetOption(session, settings, SSH_OPTIONS_HOST, settings.host.c_str(), "host"));
   const char* config = settings.config_file.empty() ? nullptr : settings.config_file.c_str();
-  if (ssh_options_parse_config(session, config) != SSH_OK) {
+  if (Libssh().options_parse_config(session, config) != SSH_OK) {
     return absl::InvalidArgumentError(absl::StrCat("node \"", settings.node,
                                                    "\": cannot read ssh config: ",
-                                                   ssh_get_error(session)));
+                                                   Libssh().get_error(session)));
   }
   if (!settings.user.empty()) {
     FP_RETURN_IF_ERROR(
@@ -57,11 +58,11 @@ absl::Status Configure(ssh_session session, const SshSettings& settings) {
 
 std::string UserOf(ssh_session session) {
   char* user = nullptr;
-  if (ssh_options_get(session, SSH_OPTIONS_USER, &user) != SSH_OK || user == nullptr) {
+  if (Libssh().options_get(session, SSH_OPTIONS_USER, &user) != SSH_OK || user == nullptr) {
     return "?";
   }
   std::string result(user);
-  ssh_string_free_char(user);
+  Libssh().string_free_char(user);
   return result;
 }
 
@@ -69,25 +70,25 @@ absl::Status Authenticate(ssh_session session, const SshSettings& settings) {
   int rc;
   std::string offered;
   if (settings.key_file.empty()) {
-    rc = ssh_userauth_publickey_auto(session, nullptr, nullptr);
+    rc = Libssh().userauth_publickey_auto(session, nullptr, nullptr);
     offered = "ssh-agent and default keys";
   } else {
     ssh_key key = nullptr;
-    if (ssh_pki_import_privkey_file(settings.key_file.c_str(), nullptr, nullptr, nullptr,
+    if (Libssh().pki_import_privkey_file(settings.key_file.c_str(), nullptr, nullptr, nullptr,
                                     &key) != SSH_OK) {
       return absl::FailedPreconditionError(
           absl::StrCat("node \"", settings.node, "\": cannot read key file ",
                        settings.key_file, " (missing, or protected by a passphrase)"));
     }
-    rc = ssh_userauth_publickey(session, nullptr, key);
-    ssh_key_free(key);
+    rc = Libssh().userauth_publickey(session, nullptr, key);
+    Libssh().key_free(key);
     offered = absl::StrCat("key ", settings.key_file);
   }
   if (rc == SSH_AUTH_SUCCESS) return absl::OkStatus();
   if (rc == SSH_AUTH_ERROR) {
     return absl::UnavailableError(absl::StrCat("node \"", settings.node,
                                                "\": authentication failed: ",
-                                               ssh_get_error(session)));
+                                               Libssh().get_error(session)));
   }
   return absl::PermissionDeniedError(absl::StrCat("node \"", settings.node, "\": user \"",
                                                   UserOf(session), "\" refused with ",
@@ -97,8 +98,8 @@ absl::Status Authenticate(ssh_session session, const SshSettings& settings) {
 }  // namespace
 
 void SshSessionDeleter::operator()(ssh_session session) const {
-  if (ssh_is_connected(session)) ssh_disconnect(session);
-  ssh_free(session);
+  if (Libssh().is_connected(session)) Libssh().disconnect(session);
+  Libssh().free_session(session);
 }
 
 std::string ExpandHome(const std::string& path) {
@@ -146,15 +147,16 @@ void DetectDeadPeer(socket_t fd) {
 }  // namespace
 
 absl::StatusOr<SshSessionPtr> OpenSshSession(const SshSettings& settings) {
-  SshSessionPtr session(ssh_new());
+  FP_RETURN_IF_ERROR(OpenLibssh().status());
+  SshSessionPtr session(Libssh().new_session());
   if (session == nullptr) return absl::InternalError("ssh_new failed");
   FP_RETURN_IF_ERROR(Configure(session.get(), settings));
-  if (ssh_connect(session.get()) != SSH_OK) {
+  if (Libssh().connect(session.get()) != SSH_OK) {
     return absl::UnavailableError(absl::StrCat("node \"", settings.node, "\" (", settings.host,
                                                "): cannot connect: ",
-                                               ssh_get_error(session.get())));
+                                               Libssh().get_error(session.get())));
   }
-  DetectDeadPeer(ssh_get_fd(session.get()));
+  DetectDeadPeer(Libssh().get_fd(session.get()));
   FP_RETURN_IF_ERROR(
       VerifyHostKey(session.get(), settings.node, settings.accept_new_host_keys));
   FP_RETURN_IF_ERROR(Authenticate(session.get(), settings));

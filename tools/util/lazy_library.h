@@ -1,7 +1,7 @@
-#ifndef FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
-#define FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
+#ifndef FLEETPLAN_TOOLS_UTIL_LAZY_LIBRARY_H_
+#define FLEETPLAN_TOOLS_UTIL_LAZY_LIBRARY_H_
 
-// A Debian library a transport opens (dlopen) when it first needs it,
+// A Debian library opened (dlopen) when it is first needed,
 // instead of linking it into every fleetplan binary: each linked library
 // and what it pulls in (libarchive brings ICU and libxml2, libcurl TLS and
 // Kerberos) is loaded and relocated at every command's start, paid by
@@ -65,4 +65,4 @@ class LazyLibrary {
 
 }  // namespace fleetplan
 
-#endif  // FLEETPLAN_PLUGINS_COMMON_LAZY_LIBRARY_H_
+#endif  // FLEETPLAN_TOOLS_UTIL_LAZY_LIBRARY_H_
