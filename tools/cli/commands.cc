@@ -72,7 +72,7 @@ absl::Status ReadSecrets(const ClusterSpec& spec, ApplyOptions* options) {
   if (spec.secrets.empty()) return absl::OkStatus();
   FP_ASSIGN_OR_RETURN(options->secret_values, ResolveSecrets(spec.secrets));
   FP_ASSIGN_OR_RETURN(JobKey key, LoadOrMakeDigestKey(DigestKeyPath()));
-  options->secrets_digest = SecretsDigest(key, options->secret_values);
+  FP_ASSIGN_OR_RETURN(options->secrets_digest, SecretsDigest(key, options->secret_values));
   return absl::OkStatus();
 }
 

@@ -96,8 +96,8 @@ absl::StatusOr<JobKey> LoadOrMakeDigestKey(const std::string& path) {
   return made;
 }
 
-std::string SecretsDigest(const JobKey& key, const EnvList& values) {
-  if (values.empty()) return "";
+absl::StatusOr<std::string> SecretsDigest(const JobKey& key, const EnvList& values) {
+  if (values.empty()) return std::string();
   std::string framed;
   for (const auto& [name, value] : values) {
     absl::StrAppend(&framed, name.size(), ":", name, value.size(), ":", value);

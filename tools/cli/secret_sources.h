@@ -36,7 +36,7 @@ absl::StatusOr<JobKey> LoadOrMakeDigestKey(const std::string& path);
 
 // HMAC-SHA256 under `key` of every (name, value), unambiguously framed;
 // "" without secrets.
-std::string SecretsDigest(const JobKey& key, const EnvList& values);
+absl::StatusOr<std::string> SecretsDigest(const JobKey& key, const EnvList& values);
 
 }  // namespace fleetplan
 

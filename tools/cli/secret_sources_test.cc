@@ -88,14 +88,15 @@ TEST_F(SecretSourcesTest, DigestKeyIsMadeOnceAndPrivate) {
 TEST_F(SecretSourcesTest, DigestTellsAChangeButNotTheValue) {
   FP_ASSERT_OK_AND_ASSIGN(JobKey key, MakeJobKey());
   FP_ASSERT_OK_AND_ASSIGN(JobKey other, MakeJobKey());
-  std::string digest = SecretsDigest(key, {{"A", "v1"}});
+  FP_ASSERT_OK_AND_ASSIGN(std::string digest, SecretsDigest(key, {{"A", "v1"}}));
   EXPECT_EQ(digest.size(), 64u);
-  EXPECT_EQ(digest, SecretsDigest(key, {{"A", "v1"}}));
-  EXPECT_NE(digest, SecretsDigest(key, {{"A", "v2"}}));
-  EXPECT_NE(digest, SecretsDigest(other, {{"A", "v1"}}));
+  EXPECT_THAT(SecretsDigest(key, {{"A", "v1"}}), IsOkAndHolds(digest));
+  EXPECT_THAT(SecretsDigest(key, {{"A", "v2"}}), IsOkAndHolds(::testing::Ne(digest)));
+  EXPECT_THAT(SecretsDigest(other, {{"A", "v1"}}), IsOkAndHolds(::testing::Ne(digest)));
   // Framed: moving bytes between name and value is a change.
-  EXPECT_NE(SecretsDigest(key, {{"AB", "c"}}), SecretsDigest(key, {{"A", "Bc"}}));
-  EXPECT_EQ(SecretsDigest(key, {}), "");
+  FP_ASSERT_OK_AND_ASSIGN(std::string moved, SecretsDigest(key, {{"AB", "c"}}));
+  EXPECT_THAT(SecretsDigest(key, {{"A", "Bc"}}), IsOkAndHolds(::testing::Ne(moved)));
+  EXPECT_THAT(SecretsDigest(key, {}), IsOkAndHolds(""));
 }
 
 }  // namespace

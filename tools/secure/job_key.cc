@@ -9,12 +9,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "tools/secure/crypto_api.h"
 
 namespace fleetplan {
 
@@ -82,11 +80,16 @@ absl::StatusOr<JobKey> ReadJobKeyFile(const std::string& path) {
   return key;
 }
 
-std::string KeyedDigestHex(absl::string_view key, absl::string_view data) {
+absl::StatusOr<std::string> KeyedDigestHex(absl::string_view key, absl::string_view data) {
+  absl::StatusOr<const CryptoApi*> crypto = Crypto();
+  if (!crypto.ok()) return crypto.status();
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  HMAC(EVP_sha256(), key.data(), static_cast<int>(key.size()),
-       reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac, &length);
+  if ((*crypto)->hmac((*crypto)->sha256(), key.data(), static_cast<int>(key.size()),
+                      reinterpret_cast<const unsigned char*>(data.data()), data.size(), mac,
+                      &length) == nullptr) {
+    return absl::InternalError("HMAC-SHA256 failed");
+  }
   return absl::BytesToHexString(
       absl::string_view(reinterpret_cast<const char*>(mac), length));
 }

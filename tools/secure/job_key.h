@@ -41,7 +41,9 @@ absl::StatusOr<JobKey> ReadJobKeyFile(const std::string& path);
 
 // HMAC-SHA256 of `data` under `key`, as 64 hex digits: what may be shown
 // of a secret (a keyed digest tells a change without telling the value).
-std::string KeyedDigestHex(absl::string_view key, absl::string_view data);
+// OpenSSL's, opened on first use (crypto_api.h): FailedPrecondition when
+// libcrypto cannot be opened.
+absl::StatusOr<std::string> KeyedDigestHex(absl::string_view key, absl::string_view data);
 
 }  // namespace fleetplan
 

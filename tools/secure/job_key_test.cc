@@ -49,10 +49,17 @@ TEST(JobKeyTest, MissingAndMalformedKeysSayWhat) {
 }
 
 TEST(JobKeyTest, KeyedDigestsDependOnTheKey) {
-  EXPECT_EQ(KeyedDigestHex("k", "value"), KeyedDigestHex("k", "value"));
-  EXPECT_NE(KeyedDigestHex("k", "value"), KeyedDigestHex("j", "value"));
-  EXPECT_NE(KeyedDigestHex("k", "value"), KeyedDigestHex("k", "value2"));
-  EXPECT_EQ(KeyedDigestHex("k", "value").size(), 64u);
+  FP_ASSERT_OK_AND_ASSIGN(std::string digest, KeyedDigestHex("k", "value"));
+  EXPECT_EQ(digest.size(), 64u);
+  EXPECT_THAT(KeyedDigestHex("k", "value"), IsOkAndHolds(digest));
+  EXPECT_THAT(KeyedDigestHex("j", "value"), IsOkAndHolds(::testing::Ne(digest)));
+  EXPECT_THAT(KeyedDigestHex("k", "value2"), IsOkAndHolds(::testing::Ne(digest)));
+}
+
+TEST(JobKeyTest, KeyedDigestIsHmacSha256) {
+  // RFC 4231, test case 2.
+  EXPECT_THAT(KeyedDigestHex("Jefe", "what do ya want for nothing?"),
+              IsOkAndHolds("5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"));
 }
 
 }  // namespace
