@@ -31,7 +31,7 @@ while read -r file; do
   out=$(ldd "$file" 2>&1) || fail "ldd $file: $out"
   [[ $out != *"not found"* ]] || fail "$file needs a library no installed package ships: $out"
 done < <(dpkg -L fleetplan)
-for soname in libcurl.so.4 libarchive.so.13; do
+for soname in libcurl.so.4 libarchive.so.13 libssh.so.4 libcrypto.so.3; do
   [[ $(ldconfig -p) == *"$soname "* ]] || fail "$soname, opened when first used, is not installed"
 done
 

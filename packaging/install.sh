@@ -5,6 +5,7 @@
 #
 #   PREFIX/bin/fleetplan                          the command
 #   PREFIX/lib/fleetplan/fleetplan-agent, train   found by fleetplan beside itself
+#   PREFIX/lib/fleetplan/fleetplan-dashboard      the dashboard's server, run by fleetplan dashboard
 #   PREFIX/share/man/man1/fleetplan*.1.gz         man fleetplan, man fleetplan-apply, ...
 #   PREFIX/share/bash-completion/completions/fleetplan
 #   PREFIX/share/zsh/site-functions/_fleetplan    (vendor-completions for /usr)
@@ -16,7 +17,7 @@
 # (//packaging:deb installs with --prefix=/usr into its staging folder).
 set -euo pipefail
 
-usage() { sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
 
 prefix=""
 destdir=""
@@ -63,6 +64,7 @@ put_gzipped() {  # put_gzipped SOURCE DEST
 }
 put 0755 tools/fleetplan bin/fleetplan
 put 0755 tools/agent/fleetplan-agent lib/fleetplan/fleetplan-agent
+put 0755 tools/fleetplan-dashboard lib/fleetplan/fleetplan-dashboard
 put 0755 trainer/train lib/fleetplan/train
 for page in "$files"/packaging/man/*.1; do
   put_gzipped "packaging/man/${page##*/}" "share/man/man1/${page##*/}.gz"

@@ -23,7 +23,8 @@ then
   echo "FAIL: install: $(cat "$scratch/install.out")" >&2
   exit 1
 fi
-for file in bin/fleetplan lib/fleetplan/fleetplan-agent lib/fleetplan/train; do
+for file in bin/fleetplan lib/fleetplan/fleetplan-agent lib/fleetplan/fleetplan-dashboard \
+            lib/fleetplan/train; do
   [[ -x $prefix/$file ]] || fail "$file is not installed"
 done
 
@@ -35,6 +36,11 @@ out=$(fleetplan help) || fail "fleetplan help"
 expect_in "  apply " "$out" "help"
 out=$(fleetplan plan --help) || fail "fleetplan plan --help"
 expect_in "--refresh" "$out" "plan --help"
+# dashboard runs its server program from lib/fleetplan: a missing spec is
+# that program's answer, not a missing program.
+out=$(fleetplan dashboard no-such-spec.toml 2>&1) && fail "dashboard of a missing spec: $out"
+[[ $out != *"cannot find the dashboard"* ]] || fail "fleetplan dashboard: $out"
+expect_in "no-such-spec.toml" "$out" "dashboard of a missing spec"
 
 # The man pages are the help texts.
 out=$(MANPATH="$prefix/share/man" man -P cat fleetplan-apply 2>&1) || fail "man fleetplan-apply: $out"

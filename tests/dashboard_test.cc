@@ -98,7 +98,8 @@ class DashboardTest : public ::testing::Test {
   // printed none in time; what it printed is then in `printed_`).
   std::string StartDashboard() {
     SubprocessOptions options;
-    options.argv = {Runfile("tools/fleetplan-dashboard"), spec_};
+    // Through `fleetplan dashboard`, which runs the server program.
+    options.argv = {Runfile("tools/fleetplan"), "dashboard", spec_};
     options.env = {{"XDG_RUNTIME_DIR", dir_}, {"RUNFILES_DIR", getenv("TEST_SRCDIR")}};
     absl::StatusOr<std::unique_ptr<Subprocess>> started = Subprocess::Start(options);
     if (!started.ok()) return "";

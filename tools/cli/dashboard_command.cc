@@ -152,4 +152,12 @@ int RunDashboardCommand(const JobTarget& target, const DashboardOptions& options
   return kExitInterrupted;
 }
 
+namespace {
+
+// The server program links this file (alwayslink): its `dashboard` serves
+// here instead of running the program.
+const bool kRegistered = RegisterDashboardServer(RunDashboardCommand);
+
+}  // namespace
+
 }  // namespace fleetplan

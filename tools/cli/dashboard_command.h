@@ -7,15 +7,13 @@
 // lines (every generation of the run, restarts marked), the ranks' output
 // as `logs --follow` reads it, filtered by node and rank, and stops the job
 // as `stop` does (StopJob). Nothing runs on the nodes but what those
-// commands run there.
+// commands run there. Linked into the fleetplan-dashboard program only
+// (dashboard_launch.h), which it registers itself in.
 
+#include "tools/cli/dashboard_launch.h"
 #include "tools/cli/spec_target.h"
 
 namespace fleetplan {
-
-struct DashboardOptions {
-  int port = 0;  // on 127.0.0.1; 0: any free port
-};
 
 // Prints the page's URL (with its token) and serves it until interrupted
 // (Ctrl-C, SIGTERM: 130; the job runs on). 1 when the port cannot be

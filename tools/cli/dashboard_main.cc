@@ -1,9 +1,11 @@
-// `fleetplan dashboard`: the spec's job in a browser, on this machine.
+// `fleetplan dashboard`: the spec's job in a browser, on this machine. The
+// fleetplan binary runs the server program (dashboard_launch.h); that
+// program serves.
 
 #include <string>
 #include <vector>
 
-#include "tools/cli/dashboard_command.h"
+#include "tools/cli/dashboard_launch.h"
 #include "tools/cli/subcommand_mains.h"
 #include "tools/hold/held_connections.h"
 #include "tools/util/exit_codes.h"
@@ -45,7 +47,8 @@ int DashboardMain(const CommandLine& line) {
     return kExitBadInput;
   }
   target.spec = operands[0];
-  return RunDashboardCommand(target, options);
+  if (DashboardServe serve = RegisteredDashboardServer()) return serve(target, options);
+  return ExecDashboardProgram(line);
 }
 
 }  // namespace fleetplan

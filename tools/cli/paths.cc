@@ -14,9 +14,19 @@
 namespace fleetplan {
 namespace {
 
-constexpr char kAgentRunfile[] = "fleetplan/tools/agent/fleetplan-agent";
-// Where the install puts the agent, from the folder holding `fleetplan`.
-constexpr char kInstalledAgent[] = "../lib/fleetplan/fleetplan-agent";
+// A program installed beside fleetplan (../lib/fleetplan/NAME from the
+// folder holding `fleetplan`) and where it is in the runfiles.
+struct HelperProgram {
+  const char* what;
+  const char* installed;
+  const char* runfile;
+};
+
+constexpr HelperProgram kAgent = {"the launch agent", "../lib/fleetplan/fleetplan-agent",
+                                  "fleetplan/tools/agent/fleetplan-agent"};
+constexpr HelperProgram kDashboard = {"the dashboard's server",
+                                      "../lib/fleetplan/fleetplan-dashboard",
+                                      "fleetplan/tools/fleetplan-dashboard"};
 
 std::string CurrentDirectory() {
   char buffer[PATH_MAX];
@@ -72,6 +82,30 @@ std::string CommandHint(const std::string& command, const std::string& args) {
   return absl::StrCat("fleetplan ", command, " ", args);
 }
 
+namespace {
+
+absl::StatusOr<std::string> FindHelper(const HelperProgram& helper, const std::string& argv0) {
+  std::vector<std::string> candidates;
+  std::string self = SelfPath();
+  if (!self.empty()) {
+    candidates.push_back(absl::StrCat(self.substr(0, self.find_last_of('/') + 1), helper.installed));
+  }
+  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", helper.runfile));
+  if (!self.empty()) candidates.push_back(absl::StrCat(self, ".runfiles/", helper.runfile));
+  if (std::string runfiles = Env("RUNFILES_DIR"); !runfiles.empty()) {
+    candidates.push_back(absl::StrCat(runfiles, "/", helper.runfile));
+  }
+  for (const std::string& candidate : candidates) {
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "cannot find ", helper.what, " (looked at ", absl::StrJoin(candidates, ", "),
+      "); install fleetplan (`bazel run //:install`) or run it through "
+      "`bazel run //tools:fleetplan`"));
+}
+
+}  // namespace
+
 absl::StatusOr<std::string> FindAgent(const std::string& argv0,
                                       const std::string& flag_value) {
   if (!flag_value.empty()) {
@@ -79,23 +113,13 @@ absl::StatusOr<std::string> FindAgent(const std::string& argv0,
     if (IsExecutable(path)) return path;
     return absl::NotFoundError(absl::StrCat("--agent ", path, " is not an executable"));
   }
-  std::vector<std::string> candidates;
-  std::string self = SelfPath();
-  if (!self.empty()) {
-    candidates.push_back(absl::StrCat(self.substr(0, self.find_last_of('/') + 1), kInstalledAgent));
-  }
-  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", kAgentRunfile));
-  if (!self.empty()) candidates.push_back(absl::StrCat(self, ".runfiles/", kAgentRunfile));
-  if (std::string runfiles = Env("RUNFILES_DIR"); !runfiles.empty()) {
-    candidates.push_back(absl::StrCat(runfiles, "/", kAgentRunfile));
-  }
-  for (const std::string& candidate : candidates) {
-    if (IsExecutable(candidate)) return candidate;
-  }
-  return absl::NotFoundError(absl::StrCat(
-      "cannot find the launch agent (looked at ", absl::StrJoin(candidates, ", "),
-      "); install fleetplan (`bazel run //:install`), run it through `bazel run //tools:fleetplan`, "
-      "or pass --agent"));
+  absl::StatusOr<std::string> found = FindHelper(kAgent, argv0);
+  if (!found.ok()) return absl::NotFoundError(absl::StrCat(found.status().message(), ", or pass --agent"));
+  return found;
+}
+
+absl::StatusOr<std::string> FindDashboard(const std::string& argv0) {
+  return FindHelper(kDashboard, argv0);
 }
 
 }  // namespace fleetplan

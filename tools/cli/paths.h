@@ -36,6 +36,12 @@ std::string CommandHint(const std::string& command, const std::string& args);
 absl::StatusOr<std::string> FindAgent(const std::string& argv0,
                                       const std::string& flag_value);
 
+// The dashboard's server program, which `fleetplan dashboard` runs (it
+// alone links cpp-httplib): ../lib/fleetplan/fleetplan-dashboard from this
+// binary's folder, else fleetplan/tools/fleetplan-dashboard in the
+// runfiles, looked for as FindAgent does.
+absl::StatusOr<std::string> FindDashboard(const std::string& argv0);
+
 }  // namespace fleetplan
 
 #endif  // FLEETPLAN_TOOLS_CLI_PATHS_H_

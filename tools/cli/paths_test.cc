@@ -58,5 +58,19 @@ TEST(PathsTest, AgentFlagMustBeExecutable) {
                        ::testing::HasSubstr("/nonexistent/apply.runfiles/")));
 }
 
+TEST(PathsTest, TheDashboardIsFoundInTheRunfiles) {
+  std::string runfiles = MakeTempDir();
+  std::string server = runfiles + "/fleetplan/tools/fleetplan-dashboard";
+  ASSERT_THAT(MakeDirs(runfiles + "/fleetplan/tools"), IsOk());
+  ASSERT_THAT(WriteFileAtomic(server, "#!/bin/sh\n", 0755), IsOk());
+  setenv("RUNFILES_DIR", runfiles.c_str(), 1);
+  EXPECT_THAT(FindDashboard("/nonexistent/fleetplan"), IsOkAndHolds(server));
+  unsetenv("RUNFILES_DIR");
+  EXPECT_THAT(FindDashboard("/nonexistent/fleetplan"),
+              StatusIs(absl::StatusCode::kNotFound,
+                       ::testing::HasSubstr(
+                           "/nonexistent/fleetplan.runfiles/fleetplan/tools/fleetplan-dashboard")));
+}
+
 }  // namespace
 }  // namespace fleetplan
