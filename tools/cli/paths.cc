@@ -48,6 +48,26 @@ std::string SelfPath() {
   return n > 0 ? std::string(self, n) : "";
 }
 
+absl::StatusOr<std::string> FindHelper(const HelperProgram& helper, const std::string& argv0) {
+  std::vector<std::string> candidates;
+  std::string self = SelfPath();
+  if (!self.empty()) {
+    candidates.push_back(absl::StrCat(self.substr(0, self.find_last_of('/') + 1), helper.installed));
+  }
+  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", helper.runfile));
+  if (!self.empty()) candidates.push_back(absl::StrCat(self, ".runfiles/", helper.runfile));
+  if (std::string runfiles = Env("RUNFILES_DIR"); !runfiles.empty()) {
+    candidates.push_back(absl::StrCat(runfiles, "/", helper.runfile));
+  }
+  for (const std::string& candidate : candidates) {
+    if (IsExecutable(candidate)) return candidate;
+  }
+  return absl::NotFoundError(absl::StrCat(
+      "cannot find ", helper.what, " (looked at ", absl::StrJoin(candidates, ", "),
+      "); install fleetplan (`bazel run //:install`) or run it through "
+      "`bazel run //tools:fleetplan`"));
+}
+
 }  // namespace
 
 std::string ResolveUserPath(const std::string& path) {
@@ -81,30 +101,6 @@ std::string CommandHint(const std::string& command, const std::string& args) {
   }
   return absl::StrCat("fleetplan ", command, " ", args);
 }
-
-namespace {
-
-absl::StatusOr<std::string> FindHelper(const HelperProgram& helper, const std::string& argv0) {
-  std::vector<std::string> candidates;
-  std::string self = SelfPath();
-  if (!self.empty()) {
-    candidates.push_back(absl::StrCat(self.substr(0, self.find_last_of('/') + 1), helper.installed));
-  }
-  if (!argv0.empty()) candidates.push_back(absl::StrCat(argv0, ".runfiles/", helper.runfile));
-  if (!self.empty()) candidates.push_back(absl::StrCat(self, ".runfiles/", helper.runfile));
-  if (std::string runfiles = Env("RUNFILES_DIR"); !runfiles.empty()) {
-    candidates.push_back(absl::StrCat(runfiles, "/", helper.runfile));
-  }
-  for (const std::string& candidate : candidates) {
-    if (IsExecutable(candidate)) return candidate;
-  }
-  return absl::NotFoundError(absl::StrCat(
-      "cannot find ", helper.what, " (looked at ", absl::StrJoin(candidates, ", "),
-      "); install fleetplan (`bazel run //:install`) or run it through "
-      "`bazel run //tools:fleetplan`"));
-}
-
-}  // namespace
 
 absl::StatusOr<std::string> FindAgent(const std::string& argv0,
                                       const std::string& flag_value) {
