@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -67,11 +68,11 @@ void MoveFdInChild(int fd, int target) {
 // Runs in the forked child: only async-signal-safe calls until execve.
 [[noreturn]] void ExecChild(pid_t parent, const char* program, char* const* argv,
                             char* const* envp, const char* cwd, int stdin_fd,
-                            int output_fd, int error_fd) {
+                            int output_fd, int error_fd, bool dies_with_thread) {
   // Our own group, so one kill(-pid) reaches everything the child starts.
   setpgid(0, 0);
   // Die with the parent; if it is already gone, the signal never comes.
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (dies_with_thread) prctl(PR_SET_PDEATHSIG, SIGKILL);
   if (getppid() != parent) _exit(127);
   // Ignored signals and the blocked mask survive exec; give the program
   // the defaults it expects.
@@ -190,7 +191,7 @@ absl::StatusOr<std::unique_ptr<Subprocess>> Subprocess::Start(
   if (pid == 0) {
     ExecChild(parent, program->c_str(), argv.data(), envp.data(),
               options.cwd.empty() ? nullptr : options.cwd.c_str(), pipes.in[0], pipes.out[1],
-              pipes.exec_error[1]);
+              pipes.exec_error[1], options.dies_with_thread);
   }
   // Also from the parent: a signal sent before the child ran setpgid must
   // still find the group.
@@ -233,6 +234,36 @@ void Subprocess::ReadOutput(const std::function<void(absl::string_view)>& on_out
       CloseFd(output_fd_);  // EOF, or an error that no retry will fix
     }
   }
+}
+
+absl::Status Subprocess::WriteStdin(absl::string_view bytes) {
+  if (stdin_fd_ < 0) return absl::UnavailableError("the child's stdin is closed");
+  // A child gone makes write(2) raise SIGPIPE: blocked here, and a pending
+  // one taken back, so the error is a status, not this process's end.
+  sigset_t pipe_only, previous;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  int error = 0;
+  while (!bytes.empty()) {
+    ssize_t n = write(stdin_fd_, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      error = errno;
+      break;
+    }
+    bytes.remove_prefix(static_cast<size_t>(n));
+  }
+  if (error == EPIPE) {
+    const struct timespec now = {0, 0};
+    sigtimedwait(&pipe_only, nullptr, &now);
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (error != 0) {
+    return absl::UnavailableError(
+        absl::StrCat("writing to the child's stdin: ", std::strerror(error)));
+  }
+  return absl::OkStatus();
 }
 
 void Subprocess::CloseStdin() { CloseFd(stdin_fd_); }

@@ -34,6 +34,11 @@ struct SubprocessOptions {
   // true: stdin is a pipe the parent holds until CloseStdin(); false:
   // /dev/null.
   bool stdin_pipe = false;
+  // SIGKILL once the parent is gone (PR_SET_PDEATHSIG). The kernel means
+  // the thread that started the child, not the process: a child that one
+  // thread starts and others go on using needs false, and then ends by
+  // other means when this process does (its stdin pipe closing).
+  bool dies_with_thread = true;
 };
 
 // A running (or finished) child process. Not thread-safe. The destructor
@@ -60,6 +65,11 @@ class Subprocess {
   // Reads what is available on the output pipe without blocking and passes
   // it to `on_output`; closes the pipe at EOF.
   void ReadOutput(const std::function<void(absl::string_view)>& on_output);
+
+  // Writes all of `bytes` to the child's stdin pipe (options.stdin_pipe),
+  // blocking until the pipe took them. Unavailable when the child closed
+  // its end (no SIGPIPE reaches this process) or the pipe is closed.
+  absl::Status WriteStdin(absl::string_view bytes);
 
   // Closes the parent's end of the stdin pipe, so the child reads EOF.
   void CloseStdin();
