@@ -37,6 +37,11 @@ struct CommandSpec {
   // end what they started when they return (a Slurm job step) starts the
   // agents where they may stay.
   bool launches_agent = false;
+  // A short command on a few small files that uses neither `env`, `cwd`
+  // nor stdin (the state lock's): a transport whose every command costs a
+  // round trip of its own (a Slurm job step) may run it in a shell it
+  // already holds open on the node.
+  bool brief = false;
 };
 
 // How long a cancelled command is given to end after its stdin closes

@@ -22,6 +22,8 @@ namespace {
 constexpr int kMissing = 44;
 // A sync's files, however many, travel in one step.
 constexpr absl::Duration kPutTimeout = absl::Minutes(10);
+// A brief command on the state step.
+constexpr absl::Duration kBriefTimeout = absl::Seconds(60);
 
 std::string JoinedArgv(const std::vector<std::string>& argv) {
   std::vector<std::string> words;
@@ -40,6 +42,18 @@ absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
       return absl::InternalError(absl::StrCat(host_, ": this connection cannot launch agents"));
     }
     return agents_->Launch(*this, host_, agent_, command, on_output, cancel);
+  }
+  if (ForStateStep(command)) {
+    if (cancel != nullptr && cancel->HasBeenNotified()) {
+      return absl::CancelledError(absl::StrCat(host_, ": cancelled"));
+    }
+    std::string output;
+    absl::StatusOr<int> status = state_step_->Run(command.command, &output, kBriefTimeout);
+    if (!status.ok()) {
+      return absl::UnavailableError(absl::StrCat(host_, ": ", status.status().message()));
+    }
+    if (on_output && !output.empty()) on_output(output);
+    return status;
   }
   CommandSpec srun;
   srun.command = absl::StrCat("exec ", JoinedArgv(StepArgv(job_id_, host_, command)));
@@ -74,17 +88,31 @@ absl::StatusOr<int> SlurmConnection::RunWithStdin(const std::string& command,
   return RunWithInput(command, file.path(), output, timeout);
 }
 
+bool SlurmConnection::ForStateStep(const CommandSpec& command) const {
+  return state_step_ != nullptr && state_step_->usable() && command.brief &&
+         command.env.empty() && command.cwd.empty() && !command.hold_stdin;
+}
+
+std::optional<StateSnapshot> SlurmConnection::ReadSnapshot(const std::string& folder) {
+  if (state_step_ != nullptr && state_step_->usable()) {
+    std::optional<StateSnapshot> read = state_step_->Snapshot();
+    if (read.has_value() && read->folder() == folder) return read;
+  }
+  std::string output;
+  absl::StatusOr<int> status = RunWithInput(SnapshotCommand(folder), "", &output);
+  if (!status.ok() || *status != 0) return std::nullopt;
+  absl::StatusOr<StateSnapshot> parsed = StateSnapshot::Parse(folder, output);
+  if (!parsed.ok()) return std::nullopt;
+  return *std::move(parsed);
+}
+
 std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(
     const std::string& path) {
   std::string folder = StateFolderOf(path);
   if (folder.empty() || !SnapshotCovers(folder, path)) return std::nullopt;
   if (!snapshot_.has_value() || snapshot_->folder() != folder) {
-    std::string output;
-    absl::StatusOr<int> status = RunWithInput(SnapshotCommand(folder), "", &output);
-    if (!status.ok() || *status != 0) return std::nullopt;
-    absl::StatusOr<StateSnapshot> parsed = StateSnapshot::Parse(folder, output);
-    if (!parsed.ok()) return std::nullopt;
-    snapshot_ = *std::move(parsed);
+    snapshot_ = ReadSnapshot(folder);
+    if (!snapshot_.has_value()) return std::nullopt;
   }
   bool answered = false;
   std::optional<std::string> content = snapshot_->Take(path, &answered);

@@ -15,6 +15,7 @@
 
 #include "plugins/common/local_connection.h"
 #include "plugins/slurm/state_snapshot.h"
+#include "plugins/slurm/state_step.h"
 #include "plugins/transport.h"
 
 namespace fleetplan {
@@ -35,6 +36,11 @@ class SlurmConnection : public Connection {
                   AgentStep* agents = nullptr, std::string agent = "")
       : job_id_(std::move(job_id)), host_(std::move(host)), shared_(shared),
         agents_(agents), agent_(std::move(agent)), snapshot_(std::move(snapshot)) {}
+
+  // The chief's connection keeps the state step (state_step.h): its
+  // snapshots and brief commands go there instead of to steps of their own;
+  // the step ends with the connection.
+  void KeepStateStep(std::unique_ptr<StateStep> step) { state_step_ = std::move(step); }
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;
@@ -69,6 +75,11 @@ class SlurmConnection : public Connection {
   // reads of an apply that changes nothing); nullopt when the snapshot does
   // not answer for it.
   std::optional<absl::StatusOr<std::string>> ReadFromSnapshot(const std::string& path);
+  // A fresh snapshot of `folder`: from the state step where it is this
+  // node's folder, else from a step of its own.
+  std::optional<StateSnapshot> ReadSnapshot(const std::string& folder);
+  // Whether `command` may go to the state step.
+  bool ForStateStep(const CommandSpec& command) const;
 
   std::string job_id_;
   std::string host_;
@@ -78,6 +89,8 @@ class SlurmConnection : public Connection {
   LocalConnection local_;
   // Dropped by anything that may change the node's files.
   std::optional<StateSnapshot> snapshot_;
+  // Declared last: it ends (the chief's stdin closed) before the rest goes.
+  std::unique_ptr<StateStep> state_step_;
 };
 
 }  // namespace fleetplan

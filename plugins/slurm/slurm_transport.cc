@@ -62,12 +62,10 @@ absl::StatusOr<bool> ProbeShared(const Allocation& allocation, const std::string
   return found == allocation.hosts.size();
 }
 
-// Every node's state folder, read in one job step over the spec's hosts
-// (see state_snapshot.h): what each node's connection answers reads from.
-std::map<std::string, StateSnapshot> SnapshotEveryNode(const ClusterSpec& spec,
-                                                       const Allocation& allocation) {
+// The state folder of each of the spec's hosts in the allocation.
+std::map<std::string, std::string> StateFolders(const ClusterSpec& spec,
+                                                const Allocation& allocation) {
   std::map<std::string, std::string> folders;
-  std::vector<std::string> hosts;
   for (const NodeSpec& node : spec.nodes) {
     if (node.transport != kName ||
         std::find(allocation.hosts.begin(), allocation.hosts.end(), node.address) ==
@@ -76,14 +74,41 @@ std::map<std::string, StateSnapshot> SnapshotEveryNode(const ClusterSpec& spec,
       continue;
     }
     folders[node.address] = NodeStateDir(node);
-    hosts.push_back(node.address);
   }
+  return folders;
+}
+
+// Every node's state folder, read in one job step over the spec's hosts
+// (see state_snapshot.h): what each node's connection answers reads from.
+// Where the state step (state_step.h) could not start.
+std::map<std::string, StateSnapshot> SnapshotEveryNode(
+    const Allocation& allocation, const std::map<std::string, std::string>& folders) {
+  std::vector<std::string> hosts;
+  for (const auto& [host, folder] : folders) hosts.push_back(host);
   if (hosts.empty()) return {};
   SubprocessOptions options;
   options.argv = EveryNodeArgv(allocation.job_id, hosts, EveryHostSnapshotCommand(folders));
   absl::StatusOr<Completed> read = RunToCompletion(options, absl::Seconds(60));
   if (!read.ok() || read->status != 0) return {};
   return ParseEveryHostSnapshot(folders, read->output);
+}
+
+// The first Connect's read of every node: the state step, which the
+// chief's connection keeps for its brief commands, else a step that ends.
+std::map<std::string, StateSnapshot> ReadEveryNode(const ClusterSpec& spec,
+                                                   const Allocation& allocation,
+                                                   std::unique_ptr<StateStep>* state_step) {
+  std::map<std::string, std::string> folders = StateFolders(spec, allocation);
+  const std::string& chief = spec.chief().address;
+  if (folders.count(chief) != 0) {
+    absl::StatusOr<std::unique_ptr<StateStep>> step =
+        StateStep::Start(allocation.job_id, folders, chief, absl::Seconds(60));
+    if (step.ok()) {
+      *state_step = *std::move(step);
+      return (*state_step)->TakeOtherSnapshots();
+    }
+  }
+  return SnapshotEveryNode(allocation, folders);
 }
 
 }  // namespace
@@ -187,7 +212,7 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
                                             absl::StrJoin(allocation.hosts, ", "), ")"));
   }
   if (!(*known)->snapshotted) {
-    (*known)->snapshots = SnapshotEveryNode(spec, allocation);
+    (*known)->snapshots = ReadEveryNode(spec, allocation, &(*known)->state_step);
     (*known)->snapshotted = true;
   }
   std::optional<StateSnapshot> snapshot;
@@ -196,9 +221,13 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
     snapshot = std::move(taken->second);
     (*known)->snapshots.erase(taken);
   }
-  return std::make_unique<SlurmConnection>(allocation.job_id, node.address,
-                                           (*known)->shared.get(), std::move(snapshot),
-                                           (*known)->agents.get(), AgentPath(node));
+  auto connection = std::make_unique<SlurmConnection>(
+      allocation.job_id, node.address, (*known)->shared.get(), std::move(snapshot),
+      (*known)->agents.get(), AgentPath(node));
+  if (node.address == spec.chief().address && (*known)->state_step != nullptr) {
+    connection->KeepStateStep(std::move((*known)->state_step));
+  }
+  return connection;
 }
 
 absl::Status SlurmTransport::Release(const ClusterSpec& spec) {

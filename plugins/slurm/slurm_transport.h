@@ -21,6 +21,7 @@
 #include "plugins/slurm/allocation.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/state_snapshot.h"
+#include "plugins/slurm/state_step.h"
 #include "plugins/transport.h"
 
 namespace fleetplan {
@@ -51,6 +52,9 @@ class SlurmTransport : public Transport {
     // them in one step; a node's connection takes its own.
     bool snapshotted = false;
     std::map<std::string, StateSnapshot> snapshots;
+    // The step that read them, until the chief's connection takes it
+    // (state_step.h); null where it could not start.
+    std::unique_ptr<StateStep> state_step;
   };
   // The spec's allocation, from memory or squeue; nullptr when none.
   absl::StatusOr<Known*> Find(const ClusterSpec& spec) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);

@@ -44,6 +44,7 @@ absl::StatusOr<int> ConnectionLockStore::RunScript(const std::string& script,
                                                    std::string* output) {
   CommandSpec command;
   command.command = script;
+  command.brief = true;
   return connection_.Run(
       command, [output](absl::string_view chunk) { absl::StrAppend(output, chunk); }, nullptr);
 }
