@@ -7,12 +7,13 @@
 #   bench/slurm_apply_bench.sh [N]      (default 3; run as root; RUNS=10)
 #
 # fleetplan: `fleetplan-apply SPEC` after a first apply, so the allocation
-#   exists and every step is recorded: it finds the allocation in squeue,
-#   reads each node's records and the job's state over job steps, and
-#   changes nothing.
+#   exists and every step is recorded: it finds the allocation through
+#   libslurm, reads each node's records and the job's state in one job step
+#   (the state step, which also carries the apply lock's commands on the
+#   chief), and changes nothing.
 # by hand: `srun --jobid=J --overlap -N N --ntasks-per-node=1 ./rank.sh` in
 #   the same allocation, the job's program run once on every node.
-# Target: at most 1.5x the srun's wall time.
+# Target: at most 1.2x the srun's wall time.
 set -euo pipefail
 
 cd "$(dirname "$0")/.."
@@ -79,7 +80,7 @@ for r in results:
     print(f"{r['command']}: median {medians[r['command']]:.1f} ms, "
           f"spread {min(times):.1f}..{max(times):.1f} ms, {len(times)} runs")
 names = [r["command"] for r in results]
-print(f"ratio of medians: {medians[names[0]] / medians[names[1]]:.2f}x (target at most 1.5x)")
+print(f"ratio of medians: {medians[names[0]] / medians[names[1]]:.2f}x (target at most 1.2x)")
 PY
 "$apply" --destroy "$work/bench.toml" >/dev/null
 left="$(squeue --noheader | wc -l)"
