@@ -18,11 +18,4 @@ gpu=()
 if command -v nvidia-smi >/dev/null && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
   gpu=(--config=nccl)
 fi
-# Most end-to-end tests wait (on containers starting, on timeouts they
-# prove, on ranks across nodes) more than they compute: counted as a core
-# each, as Bazel counts them by default, two of them would hold a 2-core
-# machine while the build and the other tests wait. One test more than the
-# cores runs at once, beside the build's actions, which keep the cores.
-cores=$(nproc)
-concurrency=(--jobs=$((cores + 2)) --local_test_jobs=$((cores + 1)))
-exec bazel test "${concurrency[@]}" "${gpu[@]}" "$@" //...
+exec bazel test "${gpu[@]}" "$@" //...
