@@ -120,6 +120,9 @@ loopback_spec_nodes() {
 
 cleanup_loopback_sshd() {
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  # Connection holders of this run's specs (each side's, when two builds
+  # were compared): their nodes are gone, nothing is left to hold.
+  pkill -f "__hold .* $work/" 2>/dev/null || true
   rm -rf "$work"
 }
 
