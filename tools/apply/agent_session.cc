@@ -81,11 +81,13 @@ absl::Status AgentSessionConnection::Start() {
   if (hello->type == FrameType::kError && hello->fields.size() == 2) {
     return ParseStatusFrame(*hello);  // the far end's refusal, as it said it
   }
-  if (hello->type != FrameType::kHello || hello->fields.size() != 1 ||
+  // The holder's hello says, second, whether the node's agent serves.
+  if (hello->type != FrameType::kHello || hello->fields.empty() || hello->fields.size() > 2 ||
       hello->fields[0] != endpoint_.greeting) {
     return refused(
         absl::StrCat("it greeted with something else than \"", endpoint_.greeting, "\""));
   }
+  agent_behind_ = hello->fields.size() == 2 && hello->fields[1] == kHoldAgentServes;
   return absl::OkStatus();
 }
 

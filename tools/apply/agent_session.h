@@ -92,6 +92,11 @@ class AgentSessionConnection : public Connection {
   // starts another agent then, before a command's request meets the end.
   bool Serving();
 
+  // For an Attach: the connection holder said the node's agent serves this
+  // session, the tree and workdir checks too (no agent of the command's
+  // own is needed then).
+  bool agent_behind() const { return agent_behind_; }
+
   // Ends the agent (with its input) and gives back the node's connection
   // it ran on (Open's `base`); null for an Attach.
   std::unique_ptr<Connection> ReleaseBase();
@@ -161,6 +166,7 @@ class AgentSessionConnection : public Connection {
   std::string pending_;  // frames of the request not yet sent
   absl::Status broken_;
   bool ended_ = false;  // the agent's output ended
+  bool agent_behind_ = false;
 };
 
 }  // namespace fleetplan

@@ -28,6 +28,15 @@ absl::Status NodeChannels::Open(const TransportOptions& options, int parallelism
   sessions_.clear();
   absl::Mutex sessions_mu;
   AfterConnect open_session = [&](const NodeSpec& node, std::unique_ptr<Connection> connection) {
+    // Through a connection holder whose session on the node is the node's
+    // agent already: that session serves (no channel, shell and agent
+    // started on the node for this command).
+    if (auto* held = dynamic_cast<AgentSessionConnection*>(connection.get());
+        held != nullptr && held->agent_behind()) {
+      absl::MutexLock lock(&sessions_mu);
+      sessions_[node.name] = held;
+      return connection;
+    }
     // Where the node has no agent that speaks it (the first apply ships
     // one; an upgrade ships a new one) or the transport has no streams,
     // every step runs as its own command.

@@ -48,6 +48,11 @@ class HeldNode : public Connection {
   // starts the new agent).
   void Changed(const std::vector<std::string>& paths);
 
+  // The agent's session while it serves this node (UseAgent started or
+  // kept it), for its own requests (the tree and workdir checks); null
+  // while the plain connection serves.
+  AgentSessionConnection* agent() const { return session_.get(); }
+
   // Agents started on this connection so far.
   int agents_started() const { return agents_started_; }
 

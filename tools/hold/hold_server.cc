@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <functional>
 #include <thread>
 
 #include "absl/strings/numbers.h"
@@ -28,6 +29,11 @@ constexpr uint64_t kMaxPutFiles = 1u << 20;
 constexpr absl::Duration kAttachTimeout = absl::Seconds(10);
 // How long a relayed stream waits on the node before looking at the socket.
 constexpr absl::Duration kRelayPoll = absl::Milliseconds(2);
+// How long the agent's tree or workdir check may take here: the command
+// bounds it with its own step timeout (and leaves, ending this connection,
+// when that passes); this bound only keeps a node's agent that never
+// answers from holding the node for good.
+constexpr absl::Duration kAgentCheckBound = absl::Hours(6);
 
 // One command's socket connection: frames in, frames out.
 class Wire {
@@ -89,8 +95,8 @@ absl::Status Answer(Wire& wire, const absl::Status& status) {
 // node's connection broke (it is not kept then).
 class Session {
  public:
-  Session(Wire& wire, HeldNode& node, const std::string& spool)
-      : wire_(wire), node_(node), spool_(spool) {}
+  Session(Wire& wire, HeldNode& node, const HoldAttach& attach, const std::string& spool)
+      : wire_(wire), node_(node), attach_(attach), spool_(spool) {}
 
   bool Serve() {
     while (true) {
@@ -121,11 +127,37 @@ class Session {
             },
             [this](const PutRequest& put) { return Put(put); },
             [this](const RunRequest& run) { return Run(run); },
-            [this](const auto&) {
-              return Refuse("a request the connection holder does not serve");
+            [this](const VerifyRequest& verify) {
+              return AgentCheck([&](AgentSessionConnection& agent, std::string* output) {
+                return agent.VerifyTree(verify.root, verify.manifest, verify.record_path,
+                                        verify.record, kAgentCheckBound, output);
+              });
+            },
+            [this](const WorkdirRequest& workdir) {
+              return AgentCheck([&](AgentSessionConnection& agent, std::string* output) {
+                return agent.CheckWorkdir(workdir.workdir, workdir.state_dir, workdir.bytes,
+                                          kAgentCheckBound, output);
+              });
             },
         },
         *request);
+  }
+
+  // The agent's own checks (verify, workdir), by the node's agent: the one
+  // that served at the attach, or a new one where the sync replaced its
+  // file. An error answer where none serves now.
+  using Check = std::function<absl::StatusOr<int>(AgentSessionConnection&, std::string*)>;
+  absl::Status AgentCheck(const Check& check) {
+    node_.UseAgent(attach_.agent_path, absl::Seconds(attach_.connect_timeout_s));
+    if (node_.agent() == nullptr) {
+      return wire_.SendRaw(EncodeStatusFrame(absl::FailedPreconditionError(absl::StrCat(
+          "no agent at ", attach_.agent_path, " serves node '", attach_.node, "' now"))));
+    }
+    std::string output;
+    absl::StatusOr<int> status = check(*node_.agent(), &output);
+    if (!output.empty()) FP_RETURN_IF_ERROR(wire_.Send(FrameType::kOutput, {output}));
+    if (!status.ok()) return wire_.SendRaw(EncodeStatusFrame(Noted(status.status())));
+    return wire_.Send(FrameType::kStatus, {absl::StrCat(*status)});
   }
 
   absl::Status Refuse(absl::string_view why) {
@@ -279,6 +311,7 @@ class Session {
 
   Wire& wire_;
   HeldNode& node_;
+  const HoldAttach& attach_;
   const std::string& spool_;
   bool healthy_ = true;
 };
@@ -325,11 +358,14 @@ bool HoldServer::Serve(int fd) {
     return false;
   }
   (*node)->UseAgent(attach->agent_path, absl::Seconds(attach->connect_timeout_s));
-  if (!wire.Send(FrameType::kHello, {kHoldGreeting}).ok()) {
+  // The hello says whether the node's agent serves: the command then asks
+  // it for the agent's checks here rather than start an agent of its own.
+  const char* served_by = (*node)->agent() != nullptr ? kHoldAgentServes : kHoldPlain;
+  if (!wire.Send(FrameType::kHello, {kHoldGreeting, served_by}).ok()) {
     pool_.GiveBack(attach->node, *std::move(node));
     return false;
   }
-  if (Session(wire, **node, spool_).Serve()) pool_.GiveBack(attach->node, *std::move(node));
+  if (Session(wire, **node, *attach, spool_).Serve()) pool_.GiveBack(attach->node, *std::move(node));
   return false;
 }
 

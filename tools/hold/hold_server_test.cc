@@ -273,6 +273,46 @@ TEST_F(HoldServerTest, AnAgentWhoseFileWasReplacedIsStartedAgain) {
   EXPECT_EQ(pool_.opened(), 1);
 }
 
+TEST_F(HoldServerTest, TheAgentsOwnChecksAreDoneByTheNodesAgent) {
+  std::string dir = testing::TempDir() + "/checked";
+  ASSERT_TRUE(MakeDirs(dir + "/.fleetplan").ok());
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
+      Attach(AttachWithAgent(Agent()));
+  ASSERT_TRUE(held.ok()) << held.status();
+  // The hello said so: the command needs no agent of its own.
+  EXPECT_TRUE((*held)->agent_behind());
+  std::string output;
+  absl::StatusOr<int> workdir =
+      (*held)->CheckWorkdir(dir, dir + "/.fleetplan", 10, absl::Seconds(30), &output);
+  ASSERT_TRUE(workdir.ok()) << workdir.status();
+  EXPECT_EQ(*workdir, 0) << output;
+  EXPECT_NE(output.find(dir), std::string::npos) << output;
+  output.clear();
+  absl::StatusOr<int> tree = (*held)->VerifyTree(dir, dir + "/no-manifest", "", "",
+                                                 absl::Seconds(30), &output);
+  ASSERT_TRUE(tree.ok()) << tree.status();
+  EXPECT_EQ(*tree, 1);
+  EXPECT_NE(output.find("cannot check " + dir), std::string::npos) << output;
+  // Both by the agent that serves the node's commands: none started for them.
+  EXPECT_EQ(node_.streams.load(), 1);
+}
+
+TEST_F(HoldServerTest, WithoutAnAgentTheHelloSaysSoAndTheChecksAreRefused) {
+  std::string missing = testing::TempDir() + "/no-agent-here/fleetplan-agent";
+  absl::StatusOr<std::unique_ptr<AgentSessionConnection>> held =
+      Attach(AttachWithAgent(missing));
+  ASSERT_TRUE(held.ok()) << held.status();
+  EXPECT_FALSE((*held)->agent_behind());
+  std::string output;
+  absl::StatusOr<int> workdir =
+      (*held)->CheckWorkdir("/w", "/w/.fleetplan", 10, absl::Seconds(30), &output);
+  // A command asks only where the hello said an agent serves: an error
+  // that names the agent, not a check passed.
+  ASSERT_FALSE(workdir.ok());
+  EXPECT_NE(workdir.status().message().find("no agent at " + missing), std::string::npos)
+      << workdir.status();
+}
+
 TEST_F(HoldServerTest, RefusesConnectionsMadeForOthers) {
   HoldAttach other = AttachA();
   other.identity = "identity-of-another-user";

@@ -7,11 +7,13 @@
 //
 //   command → holder, first:  attach {greeting, node, identity, connect timeout s, accept new 0|1,
 //                                     agent path}
-//                             → hello {greeting} | error {status code, message}
+//                             → hello {greeting, "agent" | "plain"} | error {status code, message}
 //   then the apply session's read, write, put/file/data, remove, run/cancel,
 //   each answered as the agent answers it, performed on the holder's
 //   connection to the node (by the node's agent at the attach's agent path
-//   where one answers, tools/hold/held_node.h; empty: none); or, once:
+//   where one answers, tools/hold/held_node.h; empty: none); where the
+//   hello said "agent", also its verify and workdir checks, done by that
+//   agent (the command then starts no agent of its own); or, once:
 //   open {command}            → the socket carries that command's stream:
 //                               data {stdin bytes}... ; output {stdout bytes}...,
 //                               status {0, stderr} when it ended
@@ -28,8 +30,12 @@
 
 namespace fleetplan {
 
-// 2: the attach names the node's agent.
-inline constexpr char kHoldGreeting[] = "fleetplan-hold 2";
+// 2: the attach names the node's agent; 3: the hello says whether that
+// agent serves, and the holder passes it the agent's own checks.
+inline constexpr char kHoldGreeting[] = "fleetplan-hold 3";
+// The hello's second field.
+inline constexpr char kHoldAgentServes[] = "agent";
+inline constexpr char kHoldPlain[] = "plain";
 
 struct HoldAttach {
   std::string node;
