@@ -10,6 +10,7 @@
 // command line it does not take.
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -23,6 +24,7 @@
 #include <variant>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "tools/agent/apply_session.h"
 #include "tools/agent/detached_launch.h"
@@ -58,6 +60,10 @@ absl::StatusOr<std::optional<JobKey>> ReadKey(const std::string& path) {
 }
 
 int Launch(const AgentLaunch& command) {
+  if (!command.private_dir.empty() && chmod(command.private_dir.c_str(), 0700) != 0) {
+    return Fail(absl::ErrnoToStatus(errno, absl::StrCat("cannot make ", command.private_dir,
+                                                        " this user's alone (chmod 700)")));
+  }
   NodeAgentOptions options;
   options.node = command.node;
   options.first_rank = command.first_rank;

@@ -2,6 +2,7 @@
 // as tools/protocol/agent_command.h writes them.
 
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <string>
@@ -316,6 +317,25 @@ TEST_F(AgentTest, ADetachedAgentThatCannotStartSaysWhy) {
   EXPECT_THAT(output_, HasSubstr("cannot reach the coordinator"));
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
   EXPECT_EQ(state.phase, JobPhase::kFailed);
+}
+
+TEST_F(AgentTest, ALaunchMakesTheStateFolderTheUsersAlone) {
+  // One an earlier version made 0755, tightened before anything starts.
+  std::string state = dir_ + "/state";
+  ASSERT_EQ(mkdir(state.c_str(), 0755), 0);
+  ASSERT_EQ(chmod(state.c_str(), 0755), 0);
+  std::vector<std::string> args = Flags();
+  args.insert(args.end(), {"--private-dir=" + state, "--", fake_rank_, "-1", "0", "exit"});
+  EXPECT_EQ(Run(args), 0) << output_;
+  struct stat st;
+  ASSERT_EQ(stat(state.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0700u);
+  // One that cannot be: the launch fails and says which.
+  args = Flags();
+  args.insert(args.end(), {"--private-dir=" + dir_ + "/missing", "--", fake_rank_, "-1", "0",
+                           "exit"});
+  EXPECT_EQ(Run(args), 1);
+  EXPECT_THAT(output_, HasSubstr("cannot make " + dir_ + "/missing this user's alone"));
 }
 
 TEST_F(AgentTest, AWorkerRefusesAKeyOthersCanReadOrNoKeyAtAll) {

@@ -284,12 +284,13 @@ TEST(CompilePlanTest, LaunchCommand) {
   const Step& step = PhaseOf(plan, PhaseKind::kLaunch).steps[1];
   EXPECT_EQ(step.kind, StepKind::kLaunchAgent);
   EXPECT_EQ(step.command,
-            "cd /home/ubuntu/project && chmod 700 .fleetplan && "
+            "cd /home/ubuntu/project && "
             ". /home/ubuntu/project/.fleetplan/nodes/head/env.sh && "
             "exec /home/ubuntu/project/.fleetplan/bin/fleetplan-agent launch --protocol=2 "
             "--node=head --first-rank=2 --nproc=2 "
             "--log-dir=/home/ubuntu/project/.fleetplan/nodes/head/logs "
-            "--key-file=/home/ubuntu/project/.fleetplan/nodes/head/job.key --detach "
+            "--key-file=/home/ubuntu/project/.fleetplan/nodes/head/job.key "
+            "--private-dir=/home/ubuntu/project/.fleetplan --detach "
             "--nodes=worker,head --supervisor-port=29501 -- "
             "/home/ubuntu/project/.fleetplan/bin/train "
             "--backend=gloo --dataset=fashion-mnist --epochs=2");

@@ -157,6 +157,7 @@ TEST_F(NodeScriptsTest, LaunchPassesArgumentsVerbatimToTheAgent) {
       "--nproc=2",
       absl::StrCat("--log-dir=", head.workdir, "/.fleetplan/nodes/head/logs"),
       absl::StrCat("--key-file=", head.workdir, "/.fleetplan/nodes/head/job.key"),
+      absl::StrCat("--private-dir=", head.workdir, "/.fleetplan"),
       "--detach",
       "--nodes=worker,head",
       "--supervisor-port=29501",

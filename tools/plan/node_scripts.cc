@@ -148,9 +148,10 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   launch.progress = job.progress;
   launch.program = {ProgramPath(job, node)};
   launch.program.insert(launch.program.end(), job.args.begin(), job.args.end());
-  // The state folder is the job's user's alone (one an earlier version
-  // made 0755 is tightened here, on every launch).
-  return absl::StrCat("cd ", ShellQuote(node.workdir), " && chmod 700 ", kStateDirName, " && . ",
+  // The state folder is the job's user's alone (the agent tightens one an
+  // earlier version made 0755, on every launch).
+  launch.private_dir = UnderWorkdir(node, kStateDirName);
+  return absl::StrCat("cd ", ShellQuote(node.workdir), " && . ",
                       ShellQuote(EnvScriptPath(node)), " && exec ",
                       AgentCommandLine(AgentPath(node), launch));
 }

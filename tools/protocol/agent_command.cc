@@ -80,6 +80,9 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Text("key-file", "PATH", &key_file,
                "The job's key (64 hex digits in a file of this user's alone): every connection "
                "between agents proves it. Required unless this node is the job's only one.");
+  options.Text("private-dir", "DIR", &private_dir,
+               "A folder made this user's alone (mode 0700) before anything starts: the "
+               "node's state folder.");
   options.Switch("detach", &detach,
                  "Run on in a session of its own, output in the logs, and return once this "
                  "node's ranks have started.");

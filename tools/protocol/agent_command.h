@@ -46,6 +46,9 @@ struct AgentLaunch {
   int restarts = 0;
   std::string log_dir;
   std::string key_file;
+  // Made the job's user's alone (0700) before anything starts: the node's
+  // state folder (one an earlier version made 0755 is tightened).
+  std::string private_dir;
   bool detach = false;
   std::vector<std::string> nodes;  // the coordinator: every node, its own included
   int supervisor_port = 0;         // the coordinator's
