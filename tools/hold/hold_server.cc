@@ -1,10 +1,12 @@
 #include "tools/hold/hold_server.h"
 
 #include <fcntl.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <stdlib.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <functional>
 #include <thread>
@@ -75,6 +77,37 @@ class Wire {
   SocketStream stream_;
   FrameReader reader_;
 };
+
+// An eventfd one thread signals and another waits on beside a socket.
+class EventFd {
+ public:
+  EventFd() : fd_(eventfd(0, EFD_CLOEXEC)) {}
+  ~EventFd() {
+    if (fd_ >= 0) close(fd_);
+  }
+  EventFd(const EventFd&) = delete;
+  EventFd& operator=(const EventFd&) = delete;
+  void Signal() {
+    uint64_t one = 1;
+    ssize_t ignored = write(fd_, &one, sizeof(one));  // a counter: it cannot be full here
+    (void)ignored;
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+};
+
+// Waits until `socket` has bytes (or its end) to read: true; false once
+// `stop` was signalled (or cannot be waited on) first.
+bool ReadableBefore(int socket, int stop) {
+  if (stop < 0) return false;
+  pollfd fds[2] = {{socket, POLLIN, 0}, {stop, POLLIN, 0}};
+  while (poll(fds, 2, -1) < 0) {
+    if (errno != EINTR) return false;
+  }
+  return (fds[1].revents & POLLIN) == 0;
+}
 
 // `paths` relative to `root`, as absolute paths.
 std::vector<std::string> Under(const std::string& root, const std::vector<std::string>& paths) {
@@ -248,15 +281,18 @@ class Session {
     command.hold_stdin = request.hold_stdin;
     command.env = request.env;
     absl::Notification cancel;
-    std::atomic<bool> done{false};
     absl::Status watched;
+    // The watcher sleeps until the command's socket speaks or the command
+    // ended (`ended` is written then): no looks on a timer while the node
+    // works, and no wait for the next look once it is done.
+    EventFd ended;
     std::thread watcher([&] {
-      for (int looks = 0; !done.load(); ++looks) {
-        // Often at first: a short command's answer waits for this thread's
-        // next look once the command ended.
-        absl::Duration wait = looks < 50 ? kRelayPoll : absl::Milliseconds(20);
-        absl::StatusOr<std::optional<Frame>> frame = wire_.Poll(wait);
-        if (frame.ok() && !frame->has_value()) continue;
+      while (true) {
+        absl::StatusOr<std::optional<Frame>> frame = wire_.Poll(absl::ZeroDuration());
+        if (frame.ok() && !frame->has_value()) {
+          if (!ReadableBefore(wire_.fd(), ended.fd())) return;
+          continue;
+        }
         if (!frame.ok() || (*frame)->type != FrameType::kCancel) {
           watched = frame.ok() ? absl::InvalidArgumentError("a request while a command runs")
                                : frame.status();
@@ -272,7 +308,7 @@ class Session {
           if (sent.ok()) sent = wire_.Send(FrameType::kOutput, {std::string(chunk)});
         },
         &cancel);
-    done = true;
+    ended.Signal();
     watcher.join();
     if (!watched.ok()) return watched;
     FP_RETURN_IF_ERROR(sent);
