@@ -1,19 +1,21 @@
 #!/bin/sh
-# Every command loads the libraries it links at start; those only one
-# transport or command uses are opened when first needed
-# (tools/util/lazy_library.h), and the dashboard's HTTP server is a program
-# of its own (tools/cli/dashboard_launch.h). Fails when one of them is
-# linked into the fleetplan binary again.
+# Every command, and every agent start, loads the libraries its binary
+# links; those only one transport or the agents' TLS channels use are
+# opened when first needed (tools/util/lazy_library.h), and the dashboard's
+# HTTP server is a program of its own (tools/cli/dashboard_launch.h).
+# Fails when one of them is linked into the binary ($1, a runfiles path:
+# the fleetplan CLI or the agent) again, directly or through another.
 set -eu
-binary="$TEST_SRCDIR/fleetplan/tools/fleetplan"
+binary="$TEST_SRCDIR/fleetplan/$1"
+name="$(basename "$binary")"
 linked="$(ldd "$binary")"
 status=0
 for library in libarchive libslurm libcurl libssh libcrypto libssl libcpp-httplib; do
   if printf '%s\n' "$linked" | grep -q "$library"; then
-    echo "fleetplan links $library: open it when first used instead" >&2
+    echo "$name links $library: open it when first used instead" >&2
     status=1
   fi
 done
 count="$(printf '%s\n' "$linked" | wc -l)"
-echo "fleetplan loads $count shared objects at start"
+echo "$name loads $count shared objects at start"
 exit "$status"

@@ -10,15 +10,11 @@ absl::StatusOr<CryptoApi> LoadCrypto(const char* soname) {
   CryptoApi api{};
   library->Load(api.hmac, "HMAC");
   library->Load(api.sha256, "EVP_sha256");
-  if (absl::Status complete = library->Check(); !complete.ok()) return complete;
-  return api;
+  return library->Complete(api);
 }
 
 absl::StatusOr<const CryptoApi*> Crypto() {
-  static const absl::StatusOr<CryptoApi>* const api =
-      new absl::StatusOr<CryptoApi>(LoadCrypto(kCryptoLibrary));
-  if (!api->ok()) return api->status();
-  return &**api;
+  return LazyLibrary::Once<CryptoApi>([] { return LoadCrypto(kCryptoLibrary); });
 }
 
 }  // namespace fleetplan

@@ -4,7 +4,8 @@
 // OpenSSL's libcrypto, opened when a command first needs it (the keyed
 // digest of a spec's secrets) instead of linked into every fleetplan
 // binary: its 21,000 relocations were the largest part of what the
-// dynamic loader did before any command ran. The agent links it (TLS).
+// dynamic loader did before any command ran. The agents' TLS channels
+// open it too, with libssl (ssl_api.h).
 
 #include <openssl/evp.h>
 #include <openssl/hmac.h>

@@ -7,12 +7,11 @@
 #include <cerrno>
 #include <cstring>
 
-#include <openssl/err.h>
-#include <openssl/evp.h>
-#include <openssl/hmac.h>
-
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "tools/secure/crypto_api.h"
+#include "tools/secure/ssl_api.h"
+#include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
@@ -22,17 +21,26 @@ namespace {
 constexpr unsigned char kSuiteId[2] = {0x13, 0x01};
 constexpr char kSuiteName[] = "TLS_AES_128_GCM_SHA256";
 
-// Where each SSL finds its endpoint (ex data index, made once).
+// The loaded libssl. Everything below runs for an endpoint, and
+// TlsEndpoint::Make makes none without it.
+const SslApi& Api() {
+  static const SslApi& api = *Ssl().value();
+  return api;
+}
+
+// Where each SSL finds its endpoint (ex data index, made once; what the
+// macro SSL_get_ex_new_index calls).
 int EndpointIndex() {
-  static const int index = SSL_get_ex_new_index(0, nullptr, nullptr, nullptr, nullptr);
+  static const int index =
+      Api().get_ex_new_index(CRYPTO_EX_INDEX_SSL, 0, nullptr, nullptr, nullptr, nullptr);
   return index;
 }
 
 std::string OpenSslErrors() {
   std::string text;
-  for (unsigned long error; (error = ERR_get_error()) != 0;) {
+  for (unsigned long error; (error = Api().err_get_error()) != 0;) {
     char buffer[256];
-    ERR_error_string_n(error, buffer, sizeof(buffer));
+    Api().err_error_string_n(error, buffer, sizeof(buffer));
     if (!text.empty()) text += "; ";
     text += buffer;
   }
@@ -41,23 +49,23 @@ std::string OpenSslErrors() {
 
 // The PSK as an SSL_SESSION, as OpenSSL's callbacks want it; null on failure.
 SSL_SESSION* PskSession(SSL* ssl, const TlsEndpoint& endpoint) {
-  const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kSuiteId);
+  const SSL_CIPHER* cipher = Api().cipher_find(ssl, kSuiteId);
   if (cipher == nullptr) return nullptr;
-  SSL_SESSION* session = SSL_SESSION_new();
+  SSL_SESSION* session = Api().session_new();
   if (session == nullptr) return nullptr;
-  if (!SSL_SESSION_set1_master_key(session,
-                                   reinterpret_cast<const unsigned char*>(endpoint.psk().data()),
-                                   endpoint.psk().size()) ||
-      !SSL_SESSION_set_cipher(session, cipher) ||
-      !SSL_SESSION_set_protocol_version(session, TLS1_3_VERSION)) {
-    SSL_SESSION_free(session);
+  if (!Api().session_set1_master_key(session,
+                                     reinterpret_cast<const unsigned char*>(endpoint.psk().data()),
+                                     endpoint.psk().size()) ||
+      !Api().session_set_cipher(session, cipher) ||
+      !Api().session_set_protocol_version(session, TLS1_3_VERSION)) {
+    Api().session_free(session);
     return nullptr;
   }
   return session;
 }
 
 const TlsEndpoint* EndpointOf(SSL* ssl) {
-  return static_cast<const TlsEndpoint*>(SSL_get_ex_data(ssl, EndpointIndex()));
+  return static_cast<const TlsEndpoint*>(Api().get_ex_data(ssl, EndpointIndex()));
 }
 
 // Client: offers the purpose's identity and key.
@@ -68,10 +76,10 @@ int UsePskSession(SSL* ssl, const EVP_MD* md, const unsigned char** id, size_t* 
   *id = nullptr;
   *id_length = 0;
   if (endpoint == nullptr) return 0;
-  const SSL_CIPHER* cipher = SSL_CIPHER_find(ssl, kSuiteId);
+  const SSL_CIPHER* cipher = Api().cipher_find(ssl, kSuiteId);
   // Called again after a HelloRetryRequest with the chosen hash: the PSK
   // only fits its own suite's.
-  if (md != nullptr && (cipher == nullptr || md != SSL_CIPHER_get_handshake_digest(cipher))) {
+  if (md != nullptr && (cipher == nullptr || md != Api().cipher_handshake_digest(cipher))) {
     return 1;
   }
   *session = PskSession(ssl, *endpoint);
@@ -89,7 +97,7 @@ int FindPskSession(SSL* ssl, const unsigned char* identity, size_t identity_leng
   *session = nullptr;
   if (endpoint == nullptr) return 0;
   if (identity_length != endpoint->identity().size() ||
-      CRYPTO_memcmp(identity, endpoint->identity().data(), identity_length) != 0) {
+      Api().memcmp(identity, endpoint->identity().data(), identity_length) != 0) {
     return 1;
   }
   *session = PskSession(ssl, *endpoint);
@@ -97,12 +105,12 @@ int FindPskSession(SSL* ssl, const unsigned char* identity, size_t identity_leng
 }
 
 // The purpose's key: HMAC-SHA256(job key, "fleetplan psk " + purpose).
-std::string DerivePsk(const JobKey& key, absl::string_view purpose) {
+std::string DerivePsk(const CryptoApi& crypto, const JobKey& key, absl::string_view purpose) {
   std::string label = absl::StrCat("fleetplan psk ", purpose);
   unsigned char mac[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
-  HMAC(EVP_sha256(), key.bytes.data(), static_cast<int>(key.bytes.size()),
-       reinterpret_cast<const unsigned char*>(label.data()), label.size(), mac, &length);
+  crypto.hmac(crypto.sha256(), key.bytes.data(), static_cast<int>(key.bytes.size()),
+              reinterpret_cast<const unsigned char*>(label.data()), label.size(), mac, &length);
   return std::string(reinterpret_cast<const char*>(mac), length);
 }
 
@@ -116,67 +124,73 @@ absl::StatusOr<std::shared_ptr<TlsEndpoint>> TlsEndpoint::Make(Side side, const 
   // suite from the provider), nor everything freed again at exit (the
   // relay's threads may still run then; the freeing alone took about 5 ms
   // of CPU in a program that only made a context, under perf stat).
+  FP_RETURN_IF_ERROR(Ssl().status());
+  FP_ASSIGN_OR_RETURN(const CryptoApi* crypto, Crypto());
   static const bool initialized =
-      OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
-                           OPENSSL_INIT_NO_ADD_ALL_DIGESTS | OPENSSL_INIT_NO_ATEXIT,
-                       nullptr) == 1;
+      Api().init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG | OPENSSL_INIT_NO_ADD_ALL_CIPHERS |
+                         OPENSSL_INIT_NO_ADD_ALL_DIGESTS | OPENSSL_INIT_NO_ATEXIT,
+                     nullptr) == 1;
   if (!initialized) return absl::InternalError(absl::StrCat("TLS: ", OpenSslErrors()));
-  SSL_CTX* context = SSL_CTX_new(side == Side::kClient ? TLS_client_method() : TLS_server_method());
+  SSL_CTX* context =
+      Api().ctx_new(side == Side::kClient ? Api().client_method() : Api().server_method());
   if (context == nullptr) {
     return absl::InternalError(absl::StrCat("TLS: ", OpenSslErrors()));
   }
-  bool ok = SSL_CTX_set_min_proto_version(context, TLS1_3_VERSION) &&
-            SSL_CTX_set_max_proto_version(context, TLS1_3_VERSION) &&
-            SSL_CTX_set_ciphersuites(context, kSuiteName);
+  // SSL_CTX_set_{min,max}_proto_version, SSL_CTX_set_session_cache_mode
+  // and SSL_CTX_set_mode are macros over SSL_CTX_ctrl.
+  bool ok = Api().ctx_ctrl(context, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, nullptr) &&
+            Api().ctx_ctrl(context, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, nullptr) &&
+            Api().ctx_set_ciphersuites(context, kSuiteName);
   // No tickets: each connection proves the key anew, and a non-blocking
   // reader sees no post-handshake message.
-  SSL_CTX_set_num_tickets(context, 0);
+  Api().ctx_set_num_tickets(context, 0);
   // A peer that vanishes without close_notify is an end like any other:
   // every message is framed (lines, sizes), so truncation shows anyway.
-  SSL_CTX_set_options(context, SSL_OP_NO_TICKET | SSL_OP_IGNORE_UNEXPECTED_EOF);
-  SSL_CTX_set_session_cache_mode(context, SSL_SESS_CACHE_OFF);
-  SSL_CTX_set_mode(context, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  Api().ctx_set_options(context, SSL_OP_NO_TICKET | SSL_OP_IGNORE_UNEXPECTED_EOF);
+  Api().ctx_ctrl(context, SSL_CTRL_SET_SESS_CACHE_MODE, SSL_SESS_CACHE_OFF, nullptr);
+  Api().ctx_ctrl(context, SSL_CTRL_MODE,
+                 SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER, nullptr);
   if (side == Side::kClient) {
-    SSL_CTX_set_psk_use_session_callback(context, UsePskSession);
+    Api().ctx_set_psk_use_session_callback(context, UsePskSession);
   } else {
-    SSL_CTX_set_psk_find_session_callback(context, FindPskSession);
+    Api().ctx_set_psk_find_session_callback(context, FindPskSession);
   }
   if (!ok) {
     std::string errors = OpenSslErrors();
-    SSL_CTX_free(context);
+    Api().ctx_free(context);
     return absl::InternalError(absl::StrCat("TLS: ", errors));
   }
   return std::shared_ptr<TlsEndpoint>(
-      new TlsEndpoint(side, context, std::string(purpose), DerivePsk(key, purpose)));
+      new TlsEndpoint(side, context, std::string(purpose), DerivePsk(*crypto, key, purpose)));
 }
 
-TlsEndpoint::~TlsEndpoint() { SSL_CTX_free(context_); }
+TlsEndpoint::~TlsEndpoint() { Api().ctx_free(context_); }
 
 absl::StatusOr<std::unique_ptr<TlsSocket>> TlsSocket::Make(std::shared_ptr<TlsEndpoint> endpoint,
                                                           int fd) {
-  SSL* ssl = SSL_new(endpoint->context());
-  if (ssl == nullptr || !SSL_set_fd(ssl, fd) ||
-      !SSL_set_ex_data(ssl, EndpointIndex(), endpoint.get())) {
+  SSL* ssl = Api().ssl_new(endpoint->context());
+  if (ssl == nullptr || !Api().set_fd(ssl, fd) ||
+      !Api().set_ex_data(ssl, EndpointIndex(), endpoint.get())) {
     std::string errors = OpenSslErrors();
-    if (ssl != nullptr) SSL_free(ssl);
+    if (ssl != nullptr) Api().ssl_free(ssl);
     close(fd);
     return absl::InternalError(absl::StrCat("TLS: ", errors));
   }
   if (endpoint->side() == TlsEndpoint::Side::kClient) {
-    SSL_set_connect_state(ssl);
+    Api().set_connect_state(ssl);
   } else {
-    SSL_set_accept_state(ssl);
+    Api().set_accept_state(ssl);
   }
   return std::unique_ptr<TlsSocket>(new TlsSocket(std::move(endpoint), fd, ssl));
 }
 
 TlsSocket::~TlsSocket() {
-  SSL_free(ssl_);
+  Api().ssl_free(ssl_);
   if (fd_ >= 0) close(fd_);
 }
 
 TlsSocket::Progress TlsSocket::Classify(int result) {
-  int error = SSL_get_error(ssl_, result);
+  int error = Api().get_error(ssl_, result);
   switch (error) {
     case SSL_ERROR_WANT_READ:
       return Progress::kWantRead;
@@ -198,15 +212,15 @@ TlsSocket::Progress TlsSocket::Classify(int result) {
       if (last_error_.empty()) last_error_ = absl::StrCat("TLS error ", error);
       break;
   }
-  ERR_clear_error();
+  Api().err_clear_error();
   return Progress::kFailed;
 }
 
 TlsSocket::Progress TlsSocket::Handshake() {
   if (established_) return Progress::kDone;
-  ERR_clear_error();
+  Api().err_clear_error();
   errno = 0;
-  int result = SSL_do_handshake(ssl_);
+  int result = Api().do_handshake(ssl_);
   if (result == 1) {
     established_ = true;
     return Progress::kDone;
@@ -242,19 +256,19 @@ absl::Status TlsSocket::HandshakeBy(absl::Time deadline) {
 }
 
 long TlsSocket::ReadSome(char* buffer, size_t size) {
-  ERR_clear_error();
+  Api().err_clear_error();
   errno = 0;
   size_t got = 0;
-  if (SSL_read_ex(ssl_, buffer, size, &got) == 1) return static_cast<long>(got);
+  if (Api().read_ex(ssl_, buffer, size, &got) == 1) return static_cast<long>(got);
   Progress progress = Classify(0);
   return progress == Progress::kFailed ? -1 : 0;
 }
 
 long TlsSocket::WriteSome(const char* data, size_t size) {
-  ERR_clear_error();
+  Api().err_clear_error();
   errno = 0;
   size_t written = 0;
-  if (SSL_write_ex(ssl_, data, size, &written) == 1) return static_cast<long>(written);
+  if (Api().write_ex(ssl_, data, size, &written) == 1) return static_cast<long>(written);
   Progress progress = Classify(0);
   return progress == Progress::kFailed ? -1 : 0;
 }

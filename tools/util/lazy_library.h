@@ -54,7 +54,23 @@ class LazyLibrary {
         absl::StrCat(soname_, " lacks ", missing_, ": too old a version"));
   }
 
-  // The library stays open for the process's life: its functions are kept.
+  // `api` once Load found every function; else Check's error.
+  template <typename Api>
+  absl::StatusOr<Api> Complete(Api api) const {
+    if (absl::Status complete = Check(); !complete.ok()) return complete;
+    return api;
+  }
+
+  // What `load` gives (a library's functions, or why they are missing),
+  // loaded on the first call for `load`'s type and kept for the process's
+  // life: the library stays open, so its functions stay valid, and a
+  // missing library is not looked for again.
+  template <typename Api, typename Load>
+  static absl::StatusOr<const Api*> Once(Load load) {
+    static const absl::StatusOr<Api>* const api = new absl::StatusOr<Api>(load());
+    if (!api->ok()) return api->status();
+    return &**api;
+  }
 
  private:
   LazyLibrary(void* handle, const char* soname) : handle_(handle), soname_(soname) {}
