@@ -36,17 +36,13 @@ absl::StatusOr<ArchiveApi> OpenArchive() {
   library->Load(api.entry_set_mtime, "archive_entry_set_mtime");
   library->Load(api.entry_pathname, "archive_entry_pathname");
   library->Load(api.entry_filetype, "archive_entry_filetype");
-  if (absl::Status complete = library->Check(); !complete.ok()) return complete;
-  return api;
+  return library->Complete(api);
 }
 
 }  // namespace
 
 absl::StatusOr<const ArchiveApi*> Archive() {
-  static const absl::StatusOr<ArchiveApi>* const api =
-      new absl::StatusOr<ArchiveApi>(OpenArchive());
-  if (!api->ok()) return api->status();
-  return &**api;
+  return LazyLibrary::Once<ArchiveApi>([] { return OpenArchive(); });
 }
 
 }  // namespace fleetplan

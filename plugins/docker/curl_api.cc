@@ -31,9 +31,7 @@ absl::StatusOr<CurlApi> OpenCurl(const char* library_name) {
 }
 
 absl::StatusOr<const CurlApi*> Curl() {
-  static const absl::StatusOr<CurlApi>* const api = new absl::StatusOr<CurlApi>(OpenCurl(kCurlLibrary));
-  if (!api->ok()) return api->status();
-  return &**api;
+  return LazyLibrary::Once<CurlApi>([] { return OpenCurl(kCurlLibrary); });
 }
 
 }  // namespace fleetplan

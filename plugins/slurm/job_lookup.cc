@@ -51,9 +51,7 @@ absl::StatusOr<SlurmApi> OpenSlurm() {
 }
 
 absl::StatusOr<const SlurmApi*> Slurm() {
-  static const absl::StatusOr<SlurmApi>* const api = new absl::StatusOr<SlurmApi>(OpenSlurm());
-  if (!api->ok()) return api->status();
-  return &**api;
+  return LazyLibrary::Once<SlurmApi>([] { return OpenSlurm(); });
 }
 
 }  // namespace

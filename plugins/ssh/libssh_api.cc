@@ -5,15 +5,6 @@
 #include "tools/util/lazy_library.h"
 
 namespace fleetplan {
-namespace {
-
-const absl::StatusOr<LibsshApi>& Loaded() {
-  static const absl::StatusOr<LibsshApi>* const api =
-      new absl::StatusOr<LibsshApi>(LoadLibssh(kLibsshLibrary));
-  return *api;
-}
-
-}  // namespace
 
 absl::StatusOr<LibsshApi> LoadLibssh(const char* soname) {
   absl::StatusOr<LazyLibrary> library = LazyLibrary::Open(soname, "libssh-4", "the ssh transport");
@@ -54,20 +45,19 @@ absl::StatusOr<LibsshApi> LoadLibssh(const char* soname) {
   library->Load(api.channel_close, "ssh_channel_close");
   library->Load(api.channel_free, "ssh_channel_free");
   library->Load(api.set_channel_callbacks, "ssh_set_channel_callbacks");
-  if (absl::Status complete = library->Check(); !complete.ok()) return complete;
-  return api;
+  return library->Complete(api);
 }
 
 absl::StatusOr<const LibsshApi*> OpenLibssh() {
-  if (!Loaded().ok()) return Loaded().status();
-  return &*Loaded();
+  return LazyLibrary::Once<LibsshApi>([] { return LoadLibssh(kLibsshLibrary); });
 }
 
 const LibsshApi& Libssh() {
+  absl::StatusOr<const LibsshApi*> api = OpenLibssh();
   // A session cannot exist without the library: reaching here without it
   // is a bug, not a condition to report.
-  if (!Loaded().ok()) std::abort();
-  return *Loaded();
+  if (!api.ok()) std::abort();
+  return **api;
 }
 
 }  // namespace fleetplan

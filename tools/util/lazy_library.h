@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -64,9 +65,11 @@ class LazyLibrary {
   // What `load` gives (a library's functions, or why they are missing),
   // loaded on the first call for `load`'s type and kept for the process's
   // life: the library stays open, so its functions stay valid, and a
-  // missing library is not looked for again.
+  // missing library is not looked for again. `load` is a lambda, whose
+  // type is its own (two functions of one type would share what is kept).
   template <typename Api, typename Load>
   static absl::StatusOr<const Api*> Once(Load load) {
+    static_assert(std::is_class_v<Load>, "Once keeps one API per lambda: pass one");
     static const absl::StatusOr<Api>* const api = new absl::StatusOr<Api>(load());
     if (!api->ok()) return api->status();
     return &**api;
