@@ -58,7 +58,7 @@ apply="$apply_bin --agent=$agent --parallelism=$n --color=never $spec"
 compare=()
 if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
   compare_spec "$spec" "$work/edit_b.toml"
-  compare_apply="$COMPARE_BIN_DIR/tools/fleetplan-apply --agent=$COMPARE_BIN_DIR/tools/agent/fleetplan-agent --parallelism=$n --color=never $work/edit_b.toml"
+  compare_apply="$compare_env $COMPARE_BIN_DIR/tools/fleetplan-apply --agent=$COMPARE_BIN_DIR/tools/agent/fleetplan-agent --parallelism=$n --color=never $work/edit_b.toml"
   compare=(-n "fleetplan apply ($COMPARE_BIN_DIR)" "$compare_apply >/dev/null")
   bash -c "$compare_apply" >"$work/first" 2>&1 || { tail -20 "$work/first"; exit 1; }
 fi

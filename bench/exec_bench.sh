@@ -54,7 +54,7 @@ for n in "${sizes[@]}"; do
   if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
     compare_spec "$spec" "$work/exec_${n}_b.toml"
     compare=(-n "fleetplan exec ($COMPARE_BIN_DIR)"
-             "$COMPARE_BIN_DIR/tools/fleetplan-exec $work/exec_${n}_b.toml -- true")
+             "$compare_env $COMPARE_BIN_DIR/tools/fleetplan-exec $work/exec_${n}_b.toml -- true")
     bash -c "${compare[2]}" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
   fi
 

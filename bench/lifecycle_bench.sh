@@ -73,9 +73,9 @@ $status | tail -1
 compare=()
 if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
   compare_spec "$spec" "$work/cluster_b.toml"
-  "$COMPARE_BIN_DIR/tools/fleetplan-apply" --detach "$work/cluster_b.toml" >/dev/null
-  compare=(-n "fleetplan status ($COMPARE_BIN_DIR)" "$COMPARE_BIN_DIR/tools/fleetplan-status $work/cluster_b.toml")
-  "$COMPARE_BIN_DIR/tools/fleetplan-status" "$work/cluster_b.toml" | tail -1
+  $compare_env "$COMPARE_BIN_DIR/tools/fleetplan-apply" --detach "$work/cluster_b.toml" >/dev/null
+  compare=(-n "fleetplan status ($COMPARE_BIN_DIR)" "$compare_env $COMPARE_BIN_DIR/tools/fleetplan-status $work/cluster_b.toml")
+  $compare_env "$COMPARE_BIN_DIR/tools/fleetplan-status" "$work/cluster_b.toml" | tail -1
 fi
 hyperfine --warmup 2 --runs "$runs" --export-markdown "$work/status.md" \
   --export-json "$work/status.json" \
@@ -84,7 +84,7 @@ cat "$work/status.md"
 hyperfine_medians "$work/status.json"
 "$bin/fleetplan-stop" "$spec" | tail -1
 if [[ -n ${COMPARE_BIN_DIR:-} ]]; then
-  "$COMPARE_BIN_DIR/tools/fleetplan-stop" "$work/cluster_b.toml" | tail -1
+  $compare_env "$COMPARE_BIN_DIR/tools/fleetplan-stop" "$work/cluster_b.toml" | tail -1
 fi
 [[ ${ONLY_STATUS:-} == 1 ]] && exit 0
 

@@ -158,8 +158,14 @@ PY
 
 # compare_spec SPEC OUT: SPEC for another build measured beside this one:
 # its own name, workdirs (nodes_b/) and ports, and no `persist` (older
-# code does not know the key).
+# code does not know the key). Sets $compare_env, the prefix of that
+# build's commands: a connection holder folder of its own. Both specs name
+# the same nodes, so both builds would look for one holder, and a holder of
+# another wire version refuses the other build's commands, which then
+# connect directly on every run.
 compare_spec() {
+  mkdir -p -m 700 "$work/run_b"
+  compare_env="env XDG_RUNTIME_DIR=$work/run_b"
   local ports=(-e "s|^master_port = .*|master_port = $(free_port)|"
                -e "s|^supervisor_port = .*|supervisor_port = $(free_port)|")
   sed -e "s|$work/nodes/|$work/nodes_b/|" -e '1s|^name = "\(.*\)"|name = "\1-b"|' \
