@@ -69,9 +69,9 @@ absl::StatusOr<std::string> HoldFolder() {
   return folder;
 }
 
-std::string HoldSet::Identity() const {
+std::string HoldSet::Identity(absl::string_view wire) const {
   Digester digest;
-  digest.Add("fleetplan-hold");
+  digest.Add(wire);
   for (const auto& [node, key] : nodes) digest.Add(node).Add(key.identity);
   return digest.Hex();
 }

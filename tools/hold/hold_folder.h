@@ -11,7 +11,9 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/strings/string_view.h"
 #include "plugins/transport.h"
+#include "tools/protocol/hold_wire.h"
 
 namespace fleetplan {
 
@@ -27,8 +29,12 @@ absl::Status CheckPrivateFolder(const std::string& path, uid_t uid);
 // The connections a spec's holder keeps: node name → its HoldKey.
 struct HoldSet {
   std::map<std::string, HoldKey> nodes;
-  // The digest of every node's name and identity: the holder's own.
-  std::string Identity() const;
+  // The digest of the holder's wire version (`wire`, hold_wire.h's
+  // greeting) and every node's name and identity: the holder's own. A
+  // holder of another version is another holder with a socket of its own,
+  // not one that refuses this version's commands for as long as they keep
+  // it from being idle.
+  std::string Identity(absl::string_view wire = kHoldGreeting) const;
   // The longest persist among the nodes: how long the holder stays idle.
   absl::Duration Persist() const;
 };

@@ -60,6 +60,9 @@ TEST(HoldFolderTest, TheIdentityChangesWithAnyNodesIdentity) {
   EXPECT_EQ(set.Identity(), HoldSet(set).Identity());
   EXPECT_NE(set.Identity(), other_key.Identity());
   EXPECT_NE(set.Identity(), renamed.Identity());
+  // Another wire version: another holder, never one refusing this one.
+  EXPECT_EQ(set.Identity(), set.Identity(kHoldGreeting));
+  EXPECT_NE(set.Identity(), set.Identity("fleetplan-hold 2"));
   EXPECT_EQ(set.Persist(), absl::Minutes(10));
   EXPECT_EQ(HoldSocketPath("/run/f", set.Identity()), "/run/f/" + set.Identity() + ".sock");
 }
