@@ -5,17 +5,19 @@
 // holder leaves after its persist; its folder and socket are the user's
 // alone; a killed holder is replaced by the next command without a word;
 // exec runs through the node's agent, started once, and the agents end with
-// the holder.
+// the holder; apply through a warm holder uses that agent as its session.
 
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -28,6 +30,8 @@
 namespace fleetplan {
 namespace {
 
+using ::testing::Contains;
+using ::testing::ContainsRegex;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
@@ -176,13 +180,18 @@ TEST_F(SshHoldTest, ExecRunsThroughTheNodesAgentStartedOnceThatEndsWithTheHolder
   ASSERT_THAT(first, SizeIs(2));
   EXPECT_THAT(first[applied.name],
               MatchesRegex("3: from-env.sh in /work/hold by fleetplan-agent [0-9]+\noops\n"));
-  // Without an agent: through the held connection's own channel, as before.
-  EXPECT_THAT(first[(*nodes_)[1].name],
-              MatchesRegex("3: fleetplan exec: /work/hold does not exist on this node yet "
-                           "\\(apply has not run here\\); running in the home folder\n"
-                           "no env.sh in /root by [^ ]+ [0-9]+\noops\n"));
-  EXPECT_THAT(first[(*nodes_)[1].name], Not(HasSubstr("fleetplan-agent")));
-  EXPECT_EQ(second, first);
+  // Without an agent: through the held connection's own channel, as before
+  // (its stdout and stderr are two streams: their lines may come in either
+  // order).
+  for (const auto* exec : {&first, &second}) {
+    const std::string& plain = exec->at((*nodes_)[1].name);
+    EXPECT_THAT(plain, HasSubstr("fleetplan exec: /work/hold does not exist on this node yet "
+                                 "(apply has not run here); running in the home folder\n"));
+    EXPECT_THAT(plain, ContainsRegex("(^3: |\n)no env.sh in /root by [^ ]+ [0-9]+\n"));
+    EXPECT_THAT(plain, HasSubstr("oops\n"));
+    EXPECT_THAT(plain, Not(HasSubstr("fleetplan-agent")));
+  }
+  EXPECT_EQ(second.at(applied.name), first.at(applied.name));
   // One agent session on the node, no other agent started.
   EXPECT_THAT(
       ContainerProcessesMentioning(applied.name, "fleetplan-agent", absl::ZeroDuration()),
@@ -196,6 +205,62 @@ TEST_F(SshHoldTest, ExecRunsThroughTheNodesAgentStartedOnceThatEndsWithTheHolder
   EXPECT_THAT(ProcessesMentioning(dir_, absl::Seconds(2)), IsEmpty());
   EXPECT_THAT(ContainerProcessesMentioning(applied.name, "fleetplan-agent", absl::Seconds(5)),
               IsEmpty());
+}
+
+// The agent sessions on each node while `run` ran that were not the
+// holder's (those have its idle timeout), by node: each node's processes
+// are looked at every 20 ms meanwhile (an apply's own session lives as long
+// as the apply).
+std::map<std::string, std::vector<std::string>> OtherSessionsDuring(
+    const std::vector<TestbedNode>& nodes, const std::function<void()>& run) {
+  const std::string seen = "/tmp/fp-hold-sessions", stop = "/tmp/fp-hold-stop";
+  for (const TestbedNode& node : nodes) {
+    EXPECT_THAT(RunScript(absl::StrCat(
+                    "docker exec -d ", node.name, " sh -c 'rm -f ", seen, " ", stop,
+                    "; while [ ! -e ", stop, " ]; do ps -eo args= | grep \"[f]leetplan-agent ",
+                    "session\" >>", seen, "; sleep 0.02; done; touch ", stop, ".done'")),
+                IsOk());
+  }
+  absl::SleepFor(absl::Milliseconds(300));  // the watchers are looking
+  run();
+  std::map<std::string, std::vector<std::string>> sessions;
+  for (const TestbedNode& node : nodes) {
+    absl::StatusOr<std::string> lines = ContainerExec(
+        node.name, absl::StrCat("touch ", stop, "; while [ ! -e ", stop,
+                                ".done ]; do sleep 0.05; done; sort -u ", seen));
+    EXPECT_THAT(lines, IsOk());
+    for (absl::string_view line : absl::StrSplit(lines.value_or(""), '\n', absl::SkipEmpty())) {
+      if (!absl::StrContains(line, "--idle-timeout")) {
+        sessions[node.name].push_back(std::string(line));
+      }
+    }
+  }
+  return sessions;
+}
+
+TEST_F(SshHoldTest, ApplyThroughAWarmHolderStartsNoAgentSessionOfItsOwn) {
+  std::string spec = WriteSpec("apply", (*nodes_)[0].key_file);
+  ToolResult first = Tool("apply", spec);
+  ASSERT_EQ(first.status, 0) << first.output;
+  // The agent the holder keeps on each node serves the next apply: no
+  // channel, shell and agent of the apply's own.
+  EXPECT_THAT(OtherSessionsDuring(*nodes_,
+                                    [&] {
+                                      ToolResult held = Tool("apply", spec);
+                                      EXPECT_EQ(held.status, 0) << held.output;
+                                    }),
+              IsEmpty());
+  // Without a holder, apply starts its own on every node (and so the
+  // record above would have seen one).
+  std::string direct = WriteSpec("apply", (*nodes_)[0].key_file, "0");
+  std::map<std::string, std::vector<std::string>> own = OtherSessionsDuring(*nodes_, [&] {
+    ToolResult apply = Tool("apply", direct);
+    EXPECT_EQ(apply.status, 0) << apply.output;
+  });
+  ASSERT_THAT(own, SizeIs(kNodes));
+  for (const auto& [node, lines] : own) {
+    EXPECT_THAT(lines, Contains(HasSubstr("fleetplan-agent session --protocol=2"))) << node;
+  }
 }
 
 TEST_F(SshHoldTest, ASpecWithAnotherKeyIsNotServedByTheFirstHolder) {
