@@ -160,9 +160,10 @@ PY
 # its own name, workdirs (nodes_b/) and ports, and no `persist` (older
 # code does not know the key). Sets $compare_env, the prefix of that
 # build's commands: a connection holder folder of its own. Both specs name
-# the same nodes, so both builds would look for one holder, and a holder of
-# another wire version refuses the other build's commands, which then
-# connect directly on every run.
+# the same nodes, so both builds would look for one holder: one of the same
+# wire version would serve both sides, and builds from before the holder's
+# socket named its version refused each other's commands, which then
+# connected directly on every run.
 compare_spec() {
   mkdir -p -m 700 "$work/run_b"
   compare_env="env XDG_RUNTIME_DIR=$work/run_b"

@@ -2,8 +2,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
-#include <sys/eventfd.h>
 #include <stdlib.h>
+#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -401,7 +401,9 @@ bool HoldServer::Serve(int fd) {
     pool_.GiveBack(attach->node, *std::move(node));
     return false;
   }
-  if (Session(wire, **node, *attach, spool_).Serve()) pool_.GiveBack(attach->node, *std::move(node));
+  if (Session(wire, **node, *attach, spool_).Serve()) {
+    pool_.GiveBack(attach->node, *std::move(node));
+  }
   return false;
 }
 
