@@ -10,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <atomic>
 #include <mutex>
@@ -72,22 +73,26 @@ bool WaitForSize(const std::string& path, uint64_t bytes) {
 
 // A relay source for one receiver that stops after `pause_at` bytes of
 // big.bin until Release(), then sends the rest or, told to, breaks off:
-// a parent whose own source is slow, or that dies mid-file.
+// a parent whose own source is slow, or that dies mid-file. Serving starts
+// at once unless `start` is false: a test that forks starts it after the
+// fork, since a child forked while another thread holds a lock (the dynamic
+// loader's, OpenSSL's) can hang on it forever.
 class SlowSource {
  public:
   SlowSource(const std::string& root, const std::string& text, const Manifest& manifest,
-             uint64_t pause_at)
-      : listening_(BindAnyAddress(0)) {
+             uint64_t pause_at, bool start = true)
+      : listening_(BindAnyAddress(0)), serve_([=] { Serve(root, text, manifest, pause_at); }) {
     sockaddr_in6 address{};
     socklen_t length = sizeof(address);
     getsockname(listening_.get(), reinterpret_cast<sockaddr*>(&address), &length);
     port_ = ntohs(address.sin6_port);
-    thread_ = std::thread([=] { Serve(root, text, manifest, pause_at); });
+    if (start) Start();
   }
   ~SlowSource() {
     if (!released_.HasBeenNotified()) released_.Notify();
-    thread_.join();
+    if (thread_.joinable()) thread_.join();
   }
+  void Start() { thread_ = std::thread(serve_); }
   int port() const { return port_; }
   void Release(bool break_off) {
     break_off_ = break_off;
@@ -120,6 +125,7 @@ class SlowSource {
   }
 
   Fd listening_;
+  std::function<void()> serve_;
   int port_ = 0;
   absl::Notification released_;
   bool break_off_ = false;
@@ -424,10 +430,9 @@ TEST_F(RelayTest, AParentStillReceivingServesItsChildWhatItHasWritten) {
 TEST_F(RelayTest, AChildWhoseParentIsKilledMidFileGetsTheRestFromTheChief) {
   // The parent, a process of its own, is killed while its child streams
   // big.bin from it; the child turns to the chief and keeps what it has.
-  SlowSource source(chief_, text_, manifest_, kBig / 2);
+  // The parent is forked before any thread of this test starts.
+  SlowSource source(chief_, text_, manifest_, kBig / 2, /*start=*/false);
   int chief = FreeLoopbackPort(), parent_port = FreeLoopbackPort();
-  std::FILE* server_out = std::tmpfile();
-  std::thread server = ServeChief(chief, 1, server_out);
   std::string parent = TempDir();
   RelayReceiveOptions receive = ReceiveInto(parent, {{"chief", source.port()}});
   receive.serve_port = parent_port;
@@ -439,6 +444,9 @@ TEST_F(RelayTest, AChildWhoseParentIsKilledMidFileGetsTheRestFromTheChief) {
     _exit(RunRelayReceive(receive, out));
   }
   ASSERT_GT(pid, 0);
+  source.Start();
+  std::FILE* server_out = std::tmpfile();
+  std::thread server = ServeChief(chief, 1, server_out);
   std::string said;
   int exit = -1;
   std::thread child_node([&] {
