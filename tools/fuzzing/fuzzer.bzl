@@ -4,11 +4,12 @@ Why not Bazel's C++ rules: the auto-configured toolchain is gcc, and
 switching it to clang (`--repo_env=CC=clang`) reconfigures @local_config_cc
 for every target, rebuilding the whole tree and flipping the cache each time
 one goes between the normal and the fuzzing build. Instead this rule reads
-what the cc_library deps already declare (their sources through an aspect;
-headers, defines and link flags through CcInfo) and compiles those sources
-once more with clang's `-fsanitize=fuzzer,address,undefined`, in actions of
-its own. The gcc build is untouched; clang-14 and libclang-rt-14-dev
-(tools/install-deps.sh --test-beds) provide the compiler and the libFuzzer runtime.
+what the cc_library deps already declare (sources, headers, defines and link
+flags through CcInfo) and compiles those sources once more with clang's
+`-fsanitize=fuzzer,address,undefined`, in an aspect's actions, so that a
+library shared by several fuzz targets is compiled once. The gcc build is
+untouched; clang-14 and libclang-rt-14-dev (tools/install-deps.sh
+--test-beds) provide the compiler and the libFuzzer runtime.
 System libraries (Abseil, RE2) are linked as built by Debian, not
 instrumented.
 """
@@ -16,27 +17,14 @@ instrumented.
 _CLANG = "/usr/bin/clang++-14"
 _SANITIZERS = "address,undefined"
 
-_SourcesInfo = provider(
-    doc = "The C++ sources of a target and of everything it depends on.",
-    fields = {"srcs": "depset of .cc Files"},
-)
-
-def _sources_aspect_impl(target, ctx):
-    own = [f for f in getattr(ctx.rule.files, "srcs", []) if f.extension in ["cc", "cpp"]]
-    transitive = [
-        dep[_SourcesInfo].srcs
-        for dep in getattr(ctx.rule.attr, "deps", [])
-        if _SourcesInfo in dep
-    ]
-    return [_SourcesInfo(srcs = depset(own, transitive = transitive))]
-
-_sources_aspect = aspect(
-    implementation = _sources_aspect_impl,
-    attr_aspects = ["deps"],
+_FuzzObjectsInfo = provider(
+    doc = "The objects of a target and of everything it depends on, " +
+          "compiled for fuzzing.",
+    fields = {"objects": "depset of .o Files"},
 )
 
 def _compile(ctx, src, context):
-    obj = ctx.actions.declare_file("%s.objs/%s.o" % (ctx.label.name, src.short_path))
+    obj = ctx.actions.declare_file("%s.fuzz_objs/%s.o" % (ctx.label.name, src.basename))
     args = ctx.actions.args()
     args.add_all([
         "-std=c++17",
@@ -65,13 +53,36 @@ def _compile(ctx, src, context):
     )
     return obj
 
+# Each library is compiled for fuzzing once, in the aspect on it, however
+# many fuzz targets link it.
+def _fuzz_objects_aspect_impl(target, ctx):
+    own = []
+    if CcInfo in target:
+        context = target[CcInfo].compilation_context
+        own = [
+            _compile(ctx, f, context)
+            for f in getattr(ctx.rule.files, "srcs", [])
+            if f.extension in ["cc", "cpp"]
+        ]
+    transitive = [
+        dep[_FuzzObjectsInfo].objects
+        for dep in getattr(ctx.rule.attr, "deps", [])
+        if _FuzzObjectsInfo in dep
+    ]
+    return [_FuzzObjectsInfo(objects = depset(own, transitive = transitive))]
+
+_fuzz_objects_aspect = aspect(
+    implementation = _fuzz_objects_aspect_impl,
+    attr_aspects = ["deps"],
+)
+
 def _clang_fuzzer_impl(ctx):
-    srcs = depset(
-        ctx.files.srcs,
-        transitive = [dep[_SourcesInfo].srcs for dep in ctx.attr.deps],
-    )
     cc_info = cc_common.merge_cc_infos(cc_infos = [dep[CcInfo] for dep in ctx.attr.deps])
-    objects = [_compile(ctx, src, cc_info.compilation_context) for src in srcs.to_list()]
+    own = [_compile(ctx, src, cc_info.compilation_context) for src in ctx.files.srcs]
+    objects = depset(
+        own,
+        transitive = [dep[_FuzzObjectsInfo].objects for dep in ctx.attr.deps],
+    ).to_list()
     link_flags = []
     for linker_input in cc_info.linking_context.linker_inputs.to_list():
         link_flags.extend(linker_input.user_link_flags)
@@ -97,7 +108,7 @@ clang_fuzzer = rule(
           "-fsanitize=fuzzer,address,undefined.",
     attrs = {
         "srcs": attr.label_list(allow_files = [".cc"]),
-        "deps": attr.label_list(providers = [CcInfo], aspects = [_sources_aspect]),
+        "deps": attr.label_list(providers = [CcInfo], aspects = [_fuzz_objects_aspect]),
     },
     executable = True,
 )
