@@ -34,7 +34,7 @@ mkdir -p "$scratch/pkg" "$scratch/unmet"
 cp "$deb" "$scratch/pkg/fleetplan.deb"
 dpkg-deb -R "$deb" "$scratch/unmet"
 sed -i 's/^Depends: /Depends: fleetplan-no-such-package, /' "$scratch/unmet/DEBIAN/control"
-dpkg-deb --root-owner-group -b "$scratch/unmet" "$scratch/pkg/unmet.deb" >/dev/null || exit 1
+dpkg-deb --root-owner-group -Znone -b "$scratch/unmet" "$scratch/pkg/unmet.deb" >/dev/null || exit 1
 cp "$here/deb_test_in_container.sh" "$scratch/pkg/"
 
 # The root: what the package asks for, resolved against this machine.

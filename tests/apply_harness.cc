@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 
 #include "absl/strings/ascii.h"
@@ -160,13 +161,22 @@ absl::StatusOr<std::string> ContainerExec(absl::string_view container, absl::str
 std::vector<std::string> ContainerProcessesMentioning(absl::string_view container,
                                                       absl::string_view text,
                                                       absl::Duration settle) {
+  return ContainerProcessesMentioningAny(container, {std::string(text)}, settle);
+}
+
+std::vector<std::string> ContainerProcessesMentioningAny(absl::string_view container,
+                                                         const std::vector<std::string>& texts,
+                                                         absl::Duration settle) {
   absl::Time deadline = absl::Now() + settle;
   while (true) {
     absl::StatusOr<std::string> listing = ContainerExec(container, "ps -eo args");
     if (!listing.ok()) return {std::string(listing.status().message())};
     std::vector<std::string> found;
     for (absl::string_view line : absl::StrSplit(*listing, '\n')) {
-      if (absl::StrContains(line, text)) found.emplace_back(line);
+      if (std::any_of(texts.begin(), texts.end(),
+                      [line](const std::string& text) { return absl::StrContains(line, text); })) {
+        found.emplace_back(line);
+      }
     }
     if (found.empty() || absl::Now() >= deadline) return found;
     absl::SleepFor(absl::Milliseconds(200));

@@ -74,6 +74,12 @@ std::vector<std::string> ContainerProcessesMentioning(absl::string_view containe
                                                       absl::string_view text,
                                                       absl::Duration settle = absl::Seconds(5));
 
+// The same for command lines that contain any of `texts`, in one look per
+// round (one `docker exec`, not one per text).
+std::vector<std::string> ContainerProcessesMentioningAny(absl::string_view container,
+                                                         const std::vector<std::string>& texts,
+                                                         absl::Duration settle = absl::Seconds(5));
+
 // A node of the test bed (tests/testbed/cluster.sh): its container's name,
 // its IP on the cluster's network, and the private key that logs in to it.
 struct TestbedNode {

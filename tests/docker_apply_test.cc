@@ -45,7 +45,6 @@ class DockerApplyTest : public DockerTestbedTest {
     ASSERT_TRUE(ready());
     dir_ = MakeTempDir();
     prefix_ = absl::StrCat("fp-e2e-", getpid(), "-", ++specs_);
-    ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
     ASSERT_THAT(CopyFileAtomic(Runfile("tests/testdata/rank.sh"), dir_ + "/src/rank.sh", 0755),
                 IsOk());
   }
@@ -111,6 +110,7 @@ class DockerApplyTest : public DockerTestbedTest {
 int DockerApplyTest::specs_ = 0;
 
 TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
+  ASSERT_THAT(CopyFileAtomic(Runfile("trainer/train"), dir_ + "/src/train", 0755), IsOk());
   std::string spec = WriteSpec(
       "./train", "\"--backend=gloo\", \"--dataset=fashion-mnist\", \"--epochs=1\"",
       image());
@@ -146,6 +146,7 @@ TEST_F(DockerApplyTest, TrainsAcrossThreeContainersThenReapplyChangesNothing) {
   ToolResult destroy = Apply({"--destroy", spec});
   EXPECT_EQ(destroy.status, 0) << destroy.output;
   EXPECT_THAT(Containers(), IsEmpty());
+  spec_.clear();  // destroyed already
 }
 
 TEST_F(DockerApplyTest, HostileEnvArrivesAndAContainerThatDiesIsNamed) {
@@ -188,7 +189,9 @@ TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
   nlohmann::json json = nlohmann::json::parse(status.output, nullptr, false);
   EXPECT_EQ(json["state"], "running") << status.output;
   for (int i = 0; i < kNodes; ++i) {
-    EXPECT_THAT(ContainerProcessesMentioning(Node(i), "rank.sh"), Not(IsEmpty())) << Node(i);
+    EXPECT_THAT(ContainerProcessesMentioning(Node(i), "rank.sh", absl::ZeroDuration()),
+                Not(IsEmpty()))
+        << Node(i);
   }
 
   // apply attached to the running job, then killed without a word.
@@ -218,9 +221,8 @@ TEST_F(DockerApplyTest, TheJobOutlivesApplyAndStopLeavesNothing) {
   ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
   EXPECT_EQ(stop.status, 0) << stop.output;
   for (int i = 0; i < kNodes; ++i) {
-    for (const char* program : {"rank.sh", "fleetplan-agent"}) {
-      EXPECT_THAT(ContainerProcessesMentioning(Node(i), program), IsEmpty()) << Node(i);
-    }
+    EXPECT_THAT(ContainerProcessesMentioningAny(Node(i), {"rank.sh", "fleetplan-agent"}), IsEmpty())
+        << Node(i);
   }
   json = nlohmann::json::parse(RunTool({"tools/fleetplan-status", "--json", spec}).output,
                                nullptr, false);

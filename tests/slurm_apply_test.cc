@@ -109,9 +109,9 @@ class SlurmApplyTest : public ::testing::Test {
   // Expects no rank and no agent left on any node.
   void ExpectNothingRunning() const {
     for (int i = 0; i < kNodes; ++i) {
-      for (const char* program : {"rank.sh", "fleetplan-agent", "train"}) {
-        EXPECT_THAT(ContainerProcessesMentioning(Host(i), program), IsEmpty()) << Host(i);
-      }
+      EXPECT_THAT(ContainerProcessesMentioningAny(Host(i), {"rank.sh", "fleetplan-agent", "train"}),
+                  IsEmpty())
+          << Host(i);
     }
   }
 
@@ -403,9 +403,8 @@ TEST_F(SlurmApplyTest, AKilledNodeEndsTheJobAndReleasesTheAllocation) {
   EXPECT_LT(absl::Now() - killed, absl::Seconds(90)) << apply.output;
   EXPECT_THAT(Squeue(), IsEmpty()) << apply.output;
   for (int i = 0; i < 2; ++i) {
-    for (const char* program : {"rank.sh", "fleetplan-agent"}) {
-      EXPECT_THAT(ContainerProcessesMentioning(Host(i), program), IsEmpty()) << Host(i);
-    }
+    EXPECT_THAT(ContainerProcessesMentioningAny(Host(i), {"rank.sh", "fleetplan-agent"}), IsEmpty())
+        << Host(i);
   }
 }
 

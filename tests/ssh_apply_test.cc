@@ -255,9 +255,10 @@ class SshApplyTest : public ::testing::Test {
   void ExpectNothingRunning(int except = -1) const {
     for (int i = 0; i < kNodes; ++i) {
       if (i == except) continue;
-      for (const char* program : {"rank.sh", "fleetplan-agent", "train"}) {
-        EXPECT_THAT(ContainerProcessesMentioning(Node(i).name, program), IsEmpty()) << Node(i).name;
-      }
+      EXPECT_THAT(
+          ContainerProcessesMentioningAny(Node(i).name, {"rank.sh", "fleetplan-agent", "train"}),
+          IsEmpty())
+          << Node(i).name;
     }
   }
 
@@ -268,9 +269,8 @@ class SshApplyTest : public ::testing::Test {
     while (true) {
       bool none = true;
       for (int i = 0; i < kNodes && none; ++i) {
-        for (const char* program : {"rank.sh", "fleetplan-agent"}) {
-          none &= ContainerProcessesMentioning(Node(i).name, program).empty();
-        }
+        none &=
+            ContainerProcessesMentioningAny(Node(i).name, {"rank.sh", "fleetplan-agent"}).empty();
       }
       if (none) return true;
       if (absl::Now() > deadline) return false;
@@ -588,7 +588,8 @@ TEST_F(SshApplyTest, AnotherUserOnANodeCanReadNoneOfTheJobAndSignalNoneOfIt) {
   EXPECT_THAT(*command_lines, HasSubstr("--key-file="));
   EXPECT_THAT(*command_lines, Not(HasSubstr(*key)));
   EXPECT_THAT(*command_lines, Not(HasSubstr(secret)));
-  std::vector<std::string> ranks = ContainerProcessesMentioning(node.name, "rank.sh");
+  std::vector<std::string> ranks =
+      ContainerProcessesMentioning(node.name, "rank.sh", absl::ZeroDuration());
   ASSERT_THAT(ranks, Not(IsEmpty()));
   absl::StatusOr<std::string> agent = Exec(1, "pgrep -o -f fleetplan-agent");
   ASSERT_THAT(agent, IsOk());

@@ -119,8 +119,10 @@ class SshElasticTest : public SshTestbedTest {
   }
 
   // The chief's state once the job's latest generation is `generation`
-  // (or it ended), within `timeout`.
-  nlohmann::json AwaitGeneration(int generation, absl::Duration timeout) {
+  // (or it ended), within `timeout`, looking every `poll` (each look is a
+  // docker exec, which costs the ranks CPU time while they train).
+  nlohmann::json AwaitGeneration(int generation, absl::Duration timeout,
+                                 absl::Duration poll = absl::Milliseconds(200)) {
     absl::Time deadline = absl::Now() + timeout;
     nlohmann::json state;
     while (absl::Now() < deadline) {
@@ -131,7 +133,7 @@ class SshElasticTest : public SshTestbedTest {
       }
       std::string phase = state.is_object() ? state.value("state", "") : "";
       if (phase != "" && phase != "starting" && phase != "running") return state;
-      absl::SleepFor(absl::Milliseconds(200));
+      absl::SleepFor(poll);
     }
     return state;
   }
@@ -149,7 +151,9 @@ class SshElasticTest : public SshTestbedTest {
   }
 
   // The chief's state once the job ended (or after `timeout`).
-  nlohmann::json AwaitEnd(absl::Duration timeout) { return AwaitGeneration(-1, timeout); }
+  nlohmann::json AwaitEnd(absl::Duration timeout) {
+    return AwaitGeneration(-1, timeout, absl::Seconds(1));
+  }
 
   // What node `i`'s ranks said in the latest run, every generation.
   std::string RankLogs(int i) {
@@ -160,11 +164,12 @@ class SshElasticTest : public SshTestbedTest {
 
   // Node `i`'s rank logs once they hold `text` (or after `timeout`).
   std::string AwaitRankLog(int i, const std::string& text,
-                           absl::Duration timeout = absl::Seconds(10)) {
+                           absl::Duration timeout = absl::Seconds(10),
+                           absl::Duration poll = absl::Milliseconds(300)) {
     absl::Time deadline = absl::Now() + timeout;
     std::string logs = RankLogs(i);
     while (absl::Now() < deadline && logs.find(text) == std::string::npos) {
-      absl::SleepFor(absl::Milliseconds(300));
+      absl::SleepFor(poll);
       logs = RankLogs(i);
     }
     return logs;
@@ -191,8 +196,8 @@ class SshElasticTest : public SshTestbedTest {
   // any node.
   void ExpectNothingLeft(const std::string& rank_text = "generation_rank") {
     for (int i = 0; i < kNodes; ++i) {
-      EXPECT_THAT(ContainerProcessesMentioning(Node(i), rank_text), IsEmpty()) << Node(i);
-      EXPECT_THAT(ContainerProcessesMentioning(Node(i), "fleetplan-agent launch"), IsEmpty())
+      EXPECT_THAT(ContainerProcessesMentioningAny(Node(i), {rank_text, "fleetplan-agent launch"}),
+                  IsEmpty())
           << Node(i);
     }
   }
@@ -311,7 +316,8 @@ TEST_F(SshElasticTest, TheTrainerLosesAWorkerMidEpochAndFinishesOnThreeFromItsCh
 
   // A deadline, not a pause: four ranks share this machine's cores with
   // whatever else runs, and the first checkpoint comes after 20 steps.
-  std::string chief_log = AwaitRankLog(0, "\"event\":\"checkpoint\"", absl::Minutes(3));
+  std::string chief_log =
+      AwaitRankLog(0, "\"event\":\"checkpoint\"", absl::Minutes(3), absl::Seconds(1));
   ASSERT_THAT(TrainerEvents(chief_log, "checkpoint"), Not(IsEmpty())) << chief_log;
   ASSERT_NO_FATAL_FAILURE(CutOffNodeTwo(&status));
   ExpectEveryRankSees({0, 1, 3}, 1);

@@ -31,6 +31,14 @@
 namespace fleetplan {
 namespace {
 
+// A silent peer's wait: until the agent under test has ended (`over`), at
+// most `most`, so that a case does not sleep on after its answer came.
+void SilentUntil(const std::atomic<bool>& over, absl::Duration most) {
+  for (absl::Time end = absl::Now() + most; !over && absl::Now() < end;) {
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+}
+
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -155,18 +163,18 @@ TEST_F(NodeAgentTest, AllRanksSucceedWithPrefixedOutputLogsAndResult) {
 // the rank logs; a missing stack tool is a named skip.
 TEST_F(NodeAgentTest, RanksWithoutProgressHangTheJobWithTheirStacks) {
   NodeAgentOptions options = Options(3, {"none", "0", "hang"});
-  options.hang_timeout = absl::Seconds(5);
+  options.hang_timeout = absl::Seconds(2);
   options.stack_tools.gdb = {"fleetplan-no-such-gdb"};
   absl::Time start = absl::Now();
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_LT(absl::Now() - start, absl::Seconds(40));
-  EXPECT_GT(absl::Now() - start, absl::Seconds(5));
+  EXPECT_GT(absl::Now() - start, absl::Seconds(2));
   EXPECT_EQ(result.phase, JobPhase::kFailed);
   EXPECT_EQ(result.exit_status, 124);
   ASSERT_TRUE(result.failure.has_value());
   ASSERT_TRUE(result.failure->stacks.has_value());
   std::string described = DescribeFailureInFull(*result.failure);
-  EXPECT_THAT(described, HasSubstr("the job hung: no rank made progress for 5s"));
+  EXPECT_THAT(described, HasSubstr("the job hung: no rank made progress for 2s"));
   EXPECT_THAT(described, HasSubstr("ranks 4-6 on n1: "));
   // sleep is no Python program: gdb is not even tried, so its absence is
   // no skip; eu-stack read every rank.
@@ -183,7 +191,7 @@ TEST_F(NodeAgentTest, RanksWithoutProgressHangTheJobWithTheirStacks) {
 
 TEST_F(NodeAgentTest, AHungJobNamesAStackToolThatIsMissing) {
   NodeAgentOptions options = Options(2, {"none", "0", "hang"});
-  options.hang_timeout = absl::Seconds(5);
+  options.hang_timeout = absl::Seconds(2);
   options.stack_tools.eu_stack = {"fleetplan-no-such-eu-stack"};
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 124);
@@ -241,6 +249,7 @@ TEST_F(NodeAgentTest, RankKilledBySignalGives128PlusSignal) {
 TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
   NodeAgentOptions options = Options(2, {"5", "7", "exit"});
   options.restarts = 2;
+  options.restart_backoff = absl::Milliseconds(10);
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 7);
   EXPECT_EQ(result.failure->rank, 5);
@@ -258,6 +267,7 @@ TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
 TEST_F(NodeAgentTest, ARestartCanSucceed) {
   NodeAgentOptions options = Options(2, {"4", "1", "exit", dir_ + "/failed-once"});
   options.restarts = 3;
+  options.restart_backoff = absl::Milliseconds(10);
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 0);
   EXPECT_FALSE(result.failure.has_value());
@@ -460,6 +470,7 @@ TEST_F(JobTest, AWorkerThatNeverComesFailsTheJobNamingIt) {
 TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
   int listener = ListenOnLoopback(port_);
   ASSERT_GE(listener, 0);
+  std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     // Welcomes and starts the worker, then says nothing more.
     std::unique_ptr<PeerChannel> channel = AcceptProven(listener);
@@ -467,11 +478,12 @@ TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
     channel->Send(WelcomeMessage{"job-1", "a"});
     channel->Send(StartMessage{0, ""});
     channel->Flush(absl::Seconds(1));
-    absl::SleepFor(absl::Seconds(6));
+    SilentUntil(silence_over, absl::Seconds(6));
   });
   NodeAgentOptions b = Node("b", 2, 2, {"-1", "0", "hang"});
   absl::Time start = absl::Now();
   absl::StatusOr<NodeJobState> state = RunNodeAgent(b);
+  silence_over = true;
   absl::Duration took = absl::Now() - start;
   silent.join();
   close(listener);
@@ -489,6 +501,7 @@ TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
 TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
   NodeAgentOptions a = Node("a", 0, 1, {"-1", "0", "hang"});
   a.nodes = {"a", "b"};
+  std::atomic<bool> silence_over{false};
   std::thread silent_worker([&] {
     absl::StatusOr<Connected> connected =
         ConnectWithRetry(absl::StrCat("127.0.0.1:", port_), absl::Seconds(5));
@@ -499,10 +512,11 @@ TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
     channel.Send(HelloMessage{"b"});
     channel.Send(StartedMessage{0});
     channel.Flush(absl::Seconds(1));
-    absl::SleepFor(absl::Seconds(6));
+    SilentUntil(silence_over, absl::Seconds(6));
   });
   absl::Time start = absl::Now();
   absl::StatusOr<NodeJobState> state = RunNodeAgent(a);
+  silence_over = true;
   absl::Duration took = absl::Now() - start;
   silent_worker.join();
   ASSERT_THAT(state, IsOk());
@@ -644,16 +658,18 @@ TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
   NodeAgentOptions b = Node("b", 2, 1, {});
   b.program = {program};
   b.rejoin_window = absl::Seconds(5);
+  std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     FakeWorker c(port_, "c");
     std::optional<StartMessage> start = c.Await<StartMessage>(absl::Seconds(5));
     ASSERT_TRUE(start.has_value());
     EXPECT_EQ(start->members.size(), 3u);
     c.Send(StartedMessage{0});
-    absl::SleepFor(absl::Seconds(6));  // silent: lost after 3 s
+    SilentUntil(silence_over, absl::Seconds(6));  // silent: lost after 3 s
   });
   absl::Time began = absl::Now();
   auto states = RunJob({a, b});
+  silence_over = true;
   silent.join();
   EXPECT_LT(absl::Now() - began, absl::Seconds(8));
   EXPECT_EQ(states["a"].phase, JobPhase::kSucceeded);
@@ -686,12 +702,14 @@ TEST_F(JobTest, AnElasticJobThatLosesTooManyNodesFailsNamingThem) {
   a.nodes = {"a", "c"};
   a.min_nodes = 1;
   a.max_node_losses = 0;
+  std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     FakeWorker c(port_, "c");
     ASSERT_TRUE(c.Await<StartMessage>(absl::Seconds(5)).has_value());
-    absl::SleepFor(absl::Seconds(5));
+    SilentUntil(silence_over, absl::Seconds(5));
   });
   absl::StatusOr<NodeJobState> state = RunNodeAgent(a);
+  silence_over = true;
   silent.join();
   ASSERT_THAT(state, IsOk());
   EXPECT_EQ(state->phase, JobPhase::kFailed);
@@ -711,13 +729,15 @@ TEST_F(JobTest, ASpareTakesALostWorkersPlace) {
   b.program = {program};
   NodeAgentOptions d = Node("d", 3, 1, {});
   d.program = {program};
+  std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     FakeWorker c(port_, "c");
     ASSERT_TRUE(c.Await<StartMessage>(absl::Seconds(5)).has_value());
     c.Send(StartedMessage{0});
-    absl::SleepFor(absl::Seconds(6));
+    SilentUntil(silence_over, absl::Seconds(6));
   });
   auto states = RunJob({a, b, d});
+  silence_over = true;
   silent.join();
   for (const char* node : {"a", "b", "d"}) {
     EXPECT_EQ(states[node].phase, JobPhase::kSucceeded) << node;
