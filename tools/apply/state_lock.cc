@@ -82,10 +82,14 @@ absl::StatusOr<bool> ConnectionLockStore::CreateExclusive(absl::string_view cont
 absl::StatusOr<std::string> ConnectionLockStore::Read() {
   // A command, not ReadFile: a transport may answer reads from what it
   // read earlier (Slurm's snapshot), and the lock changes under it.
+  // A lock released between the test and the read is missing too, not an
+  // error: the caller tries to take it again.
   std::string lock = ShellQuote(path_);
   std::string output;
   absl::StatusOr<int> status =
-      RunScript(absl::StrCat("[ -e ", lock, " ] || exit ", kExitMissing, "; cat ", lock), &output);
+      RunScript(absl::StrCat("[ -e ", lock, " ] || exit ", kExitMissing, "; cat ", lock,
+                             " || { [ -e ", lock, " ] || exit ", kExitMissing, "; exit 1; }"),
+                &output);
   if (!status.ok()) return status.status();
   if (*status == kExitMissing) return absl::NotFoundError(absl::StrCat(path_, ": no lock"));
   if (*status != 0) return ScriptFailed("read", *status, output);
