@@ -24,7 +24,7 @@ _FuzzObjectsInfo = provider(
 )
 
 def _compile(ctx, src, context):
-    obj = ctx.actions.declare_file("%s.fuzz_objs/%s.o" % (ctx.label.name, src.basename))
+    obj = ctx.actions.declare_file("%s.fuzz_objs/%s.o" % (ctx.label.name, src.short_path))
     args = ctx.actions.args()
     args.add_all([
         "-std=c++17",
