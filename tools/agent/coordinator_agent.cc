@@ -5,10 +5,12 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "tools/agent/unproven_admission.h"
 #include "tools/util/overloaded.h"
 #include "tools/util/status_macros.h"
 
@@ -16,11 +18,8 @@ namespace fleetplan {
 namespace {
 
 // How long a connection to the coordinator may take to prove the job's
-// key, and how many may be trying at once: a stranger that connects and
-// stays silent, or connects again and again, costs a bounded amount and
-// cannot crowd out the job's own agents (the oldest unproven one goes).
+// key (how many may be trying at once: unproven_admission.h).
 constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
-constexpr size_t kMaxUnproven = 16;
 
 }  // namespace
 
@@ -72,9 +71,19 @@ void CoordinatorAgent::Accept(absl::Time now) {
     ++unproven;
     if (oldest == workers_.end()) oldest = it;
   }
-  if (unproven >= kMaxUnproven) {
-    NoteRefused("too many connections that did not prove the job's key yet");
-    workers_.erase(oldest);
+  std::optional<absl::Time> oldest_opened;
+  if (oldest != workers_.end()) oldest_opened = (*oldest)->opened();
+  switch (AdmitUnproven(unproven, oldest_opened, now)) {
+    case Admission::kAdmit:
+      break;
+    case Admission::kAdmitCuttingOffOldest:
+      NoteRefused("too many connections that did not prove the job's key yet");
+      workers_.erase(oldest);
+      break;
+    case Admission::kRefuse:
+      NoteRefused("too many connections that did not prove the job's key yet");
+      close(fd);
+      return;
   }
   workers_.push_back(std::make_unique<PeerChannel>(Fd(fd), endpoint_, now));
 }

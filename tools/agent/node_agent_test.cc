@@ -572,7 +572,8 @@ TEST_F(JobTest, StrangersRacingTheWorkersCannotTakeTheirPlaceOrStopTheJob) {
   done = true;
   for (std::thread& stranger : strangers) stranger.join();
   for (const auto& [name, state] : states) {
-    EXPECT_EQ(state.phase, JobPhase::kSucceeded) << name;
+    EXPECT_EQ(state.phase, JobPhase::kSucceeded)
+        << name << ": " << (state.failure ? DescribeFailure(*state.failure) : "");
   }
   EXPECT_THAT(Output(), HasSubstr("refused a connection to the supervisor port"));
   EXPECT_THAT(Output(), Not(HasSubstr("asks to stop the job")));

@@ -8,12 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -28,13 +30,14 @@
 #include "tools/agent/relay_stock.h"
 #include "tools/agent/relay_wire.h"
 #include "tools/agent/sockets.h"
+#include "tools/agent/unproven_admission.h"
+#include "tools/process/files.h"
 #include "tools/protocol/relay_report.h"
 #include "tools/secure/tls_channel.h"
-#include "tools/process/files.h"
-#include "tools/util/path_policy.h"
 #include "tools/sync/manifest.h"
 #include "tools/sync/tree_check.h"
 #include "tools/util/digest.h"
+#include "tools/util/path_policy.h"
 
 namespace fleetplan {
 namespace {
@@ -42,12 +45,10 @@ namespace {
 constexpr size_t kChunk = 1 << 20;
 // How long a server waits for more of a file its own source sends.
 constexpr absl::Duration kStall = absl::Minutes(2);
-// How long a connection may take to prove the job's key, and how many may
-// be proving it at once (the oldest unproven one is cut off beyond that):
-// strangers cost the server a bounded number of threads and bytes, and
-// none of the tree's.
+// How long a connection may take to prove the job's key (how many may be
+// proving it at once: unproven_admission.h): strangers cost the server a
+// bounded number of threads and bytes, and none of the tree's.
 constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
-constexpr size_t kMaxUnproven = 16;
 
 // --- server ----------------------------------------------------------------
 
@@ -100,7 +101,8 @@ struct ServeLoop {
 struct Accepted {
   absl::Mutex mu;
   std::set<int> open ABSL_GUARDED_BY(mu);
-  std::vector<int> unproven ABSL_GUARDED_BY(mu);  // oldest first
+  // With when each was accepted, oldest first.
+  std::vector<std::pair<int, absl::Time>> unproven ABSL_GUARDED_BY(mu);
   int proven ABSL_GUARDED_BY(mu) = 0;
   size_t refused ABSL_GUARDED_BY(mu) = 0;
 
@@ -111,25 +113,38 @@ struct Accepted {
   // Cuts off every connection (stop), or only those still unproven.
   void CutOff(bool unproven_only) {
     absl::MutexLock lock(&mu);
-    for (int fd : unproven_only ? std::set<int>(unproven.begin(), unproven.end()) : open) {
-      shutdown(fd, SHUT_RDWR);
+    if (!unproven_only) {
+      for (int fd : open) shutdown(fd, SHUT_RDWR);
+      return;
     }
+    for (const auto& [fd, since] : unproven) shutdown(fd, SHUT_RDWR);
   }
-  // A new connection, to prove the job's key; past kMaxUnproven, the
-  // oldest unproven one is cut off.
-  void Admit(int fd) {
+  // A new connection, to prove the job's key (unproven_admission.h): false
+  // when it is refused (counted in `refused`, which `*refused_so_far` gets).
+  bool Admit(int fd, absl::Time now, size_t* refused_so_far) {
     absl::MutexLock lock(&mu);
-    if (unproven.size() >= kMaxUnproven) {
-      shutdown(unproven.front(), SHUT_RDWR);
-      unproven.erase(unproven.begin());
+    std::optional<absl::Time> oldest;
+    if (!unproven.empty()) oldest = unproven.front().second;
+    switch (AdmitUnproven(unproven.size(), oldest, now)) {
+      case Admission::kAdmit:
+        break;
+      case Admission::kAdmitCuttingOffOldest:
+        shutdown(unproven.front().first, SHUT_RDWR);
+        unproven.erase(unproven.begin());
+        break;
+      case Admission::kRefuse:
+        *refused_so_far = ++refused;
+        return false;
     }
     open.insert(fd);
-    unproven.push_back(fd);
+    unproven.emplace_back(fd, now);
+    return true;
   }
   // Its handshake ended. Refused: how many were so far.
   size_t Proved(int fd, bool ok) {
     absl::MutexLock lock(&mu);
-    auto it = std::find(unproven.begin(), unproven.end(), fd);
+    auto it = std::find_if(unproven.begin(), unproven.end(),
+                           [fd](const auto& each) { return each.first == fd; });
     if (it != unproven.end()) unproven.erase(it);
     if (ok) {
       ++proven;
@@ -207,7 +222,14 @@ size_t Serve(const ServeLoop& loop, RelayStock& stock, std::FILE* out) {
     absl::StatusOr<std::unique_ptr<TlsSocket>> tls = TlsSocket::Make(loop.endpoint, socket);
     if (!tls.ok()) continue;  // closed with it
     SetSocketTimeouts(socket, kStall);
-    accepted.Admit(socket);
+    size_t refused = 0;
+    if (!accepted.Admit(socket, absl::Now(), &refused)) {
+      if (RefusalWorthSaying(refused)) {
+        say(absl::StrCat("relay: refused a connection (", refused,
+                         " so far): too many connections that did not prove the job's key yet"));
+      }
+      continue;  // closed with `tls`
+    }
     senders.emplace_back(ServeAccepted, socket, std::shared_ptr<TlsSocket>(*std::move(tls)),
                          std::ref(accepted), std::ref(stock), std::cref(loop.identity),
                          std::cref(say));
