@@ -4,15 +4,24 @@
 # opened when first needed (tools/util/lazy_library.h), and the dashboard's
 # HTTP server is a program of its own (tools/cli/dashboard_launch.h).
 # Fails when one of them is linked into the binary ($1, a runfiles path:
-# the fleetplan CLI or the agent) again, directly or through another.
+# the fleetplan CLI or the agent) again, directly or through another, or
+# when one of the libraries named after it (those the binary holds linked
+# in, for its start-up) is loaded as a shared object.
 set -eu
 binary="$TEST_SRCDIR/fleetplan/$1"
+shift
 name="$(basename "$binary")"
 linked="$(ldd "$binary")"
 status=0
 for library in libarchive libslurm libcurl libssh libcrypto libssl libcpp-httplib; do
   if printf '%s\n' "$linked" | grep -q "$library"; then
     echo "$name links $library: open it when first used instead" >&2
+    status=1
+  fi
+done
+for library in "$@"; do
+  if printf '%s\n' "$linked" | grep -q "$library"; then
+    echo "$name loads $library as a shared object: link it in (start-up)" >&2
     status=1
   fi
 done
