@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -19,6 +20,13 @@ namespace {
 
 // Output a finished rank's orphaned descendants may still hold open.
 constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
+// A rank's pipes close as it exits, a moment before its exit can be
+// reaped, and nothing wakes the poll when it can: for this long after its
+// output ended, the rank is looked at every kExitPoll instead of every
+// poll interval (a job that ends at once is seen ending at once; a rank
+// that closed its output and runs on costs a few polls, not a busy loop).
+constexpr absl::Duration kExitWatch = absl::Milliseconds(200);
+constexpr absl::Duration kExitPoll = absl::Milliseconds(1);
 
 }  // namespace
 
@@ -144,6 +152,12 @@ void RankGroup::Write(size_t i, absl::string_view chunk) {
 
 std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration timeout) {
   std::vector<Subprocess*> running = Running();
+  absl::Time now = absl::Now();
+  for (const Subprocess* rank : running) {
+    if (rank->output_open() || rank->exit_status().has_value()) continue;
+    absl::Time ended = output_ended_at_.emplace(rank, now).first->second;
+    if (now - ended < kExitWatch) timeout = std::min(timeout, kExitPoll);
+  }
   std::vector<size_t> ready = PumpOutput(running, watch, timeout, Forwarder());
   if (progress_ != nullptr) {
     if (absl::Status written = progress_->MaybeWrite(absl::Now()); !written.ok()) {

@@ -68,8 +68,9 @@ class RankGroup {
 
   // Starts every rank; one that cannot start counts as failed with 127.
   void Start();
-  // Waits up to `timeout` for output or for one of `watch` to be readable;
-  // returns the indexes (into `watch`) of those that are.
+  // Waits up to `timeout` (less while a rank is exiting) for output or for
+  // one of `watch` to be readable; returns the indexes (into `watch`) of
+  // those that are.
   std::vector<size_t> Pump(absl::Span<const int> watch, absl::Duration timeout);
   // Reaps what ended: kFailed once a rank failed, kSucceeded once all
   // exited 0 and their output is drained.
@@ -112,6 +113,9 @@ class RankGroup {
   std::vector<size_t> started_index_;
   std::unique_ptr<StepProgress> progress_;
   std::map<int, int> failed_;
+  // When each rank's output was first seen ended while it was not yet
+  // reaped (see Pump).
+  std::map<const Subprocess*, absl::Time> output_ended_at_;
   absl::Time all_exited_at_ = absl::InfiniteFuture();
   bool stopped_ = false;
 };
