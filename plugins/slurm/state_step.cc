@@ -21,10 +21,17 @@ constexpr absl::Duration kSnapshotWait = absl::Seconds(60);
 // What ends an answer's output: the command's exit status follows it.
 constexpr char kStatusMark[] = "@s";
 
+// Each answer of the step's tasks leaves in one write (collected in a
+// variable, then one printf): srun's connection to a node's step carries
+// it, and a second small write behind a first waited there for the first's
+// acknowledgement, which the login node delays by 40 ms (Nagle's algorithm
+// against delayed ACKs): each request of a long-lived step cost that much.
+
 // A folder's files as EveryHostSnapshotCommand prints them for one host.
 std::string PrintFolder(const std::string& folder) {
-  return absl::StrCat("echo \"@host $SLURMD_NODENAME\"; (", SnapshotCommand(folder),
-                      ") </dev/null | base64 -w 512 && echo @end || echo @failed");
+  return absl::StrCat("s=$( (", SnapshotCommand(folder),
+                      ") </dev/null | base64 -w 512 && echo @end || echo @failed); "
+                      "printf '@host %s\\n%s\\n' \"$SLURMD_NODENAME\" \"$s\"");
 }
 
 }  // namespace
@@ -43,9 +50,11 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
                     ")\n  echo @chief\n  while IFS= read -r r; do\n    case \"$r\" in\n"
                     "    @snapshot) ",
                     PrintFolder(folder),
-                    " ;;\n    *) echo @run; { (eval \"$(printf %s \"$r\" | base64 -d)\") "
+                    " ;;\n    *) a=$(echo @run; { (eval \"$(printf %s \"$r\" | base64 -d)\") "
                     "</dev/null 2>&1; echo \"",
-                    kStatusMark, "$?\"; } | base64 -w 512; echo @done ;;\n    esac\n  done ;;\n");
+                    kStatusMark,
+                    "$?\"; } | base64 -w 512; echo @done); printf '%s\\n' \"$a\" ;;\n"
+                    "    esac\n  done ;;\n");
   }
   absl::StrAppend(&command, "esac\n");
   return command;
