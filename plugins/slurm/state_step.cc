@@ -27,12 +27,14 @@ constexpr char kStatusMark[] = "@s";
 // acknowledgement, which the login node delays by 40 ms (Nagle's algorithm
 // against delayed ACKs): each request of a long-lived step cost that much.
 
-// A folder's files as EveryHostSnapshotCommand prints them for one host.
-std::string PrintFolder(const std::string& folder) {
+// Into $s: a folder's files as EveryHostSnapshotCommand prints them for
+// one host, after "@host NAME" (printed by PrintFolder).
+std::string ReadFolder(const std::string& folder) {
   return absl::StrCat("s=$( (", SnapshotCommand(folder),
-                      ") </dev/null | base64 -w 512 && echo @end || echo @failed); "
-                      "printf '@host %s\\n%s\\n' \"$SLURMD_NODENAME\" \"$s\"");
+                      ") </dev/null | base64 -w 512 && echo @end || echo @failed)");
 }
+
+constexpr char kPrintFolder[] = "printf '@host %s\\n%s\\n' \"$SLURMD_NODENAME\" \"$s\"";
 
 }  // namespace
 
@@ -41,15 +43,21 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
   std::string command = "case \"$SLURMD_NODENAME\" in\n";
   for (const auto& [host, folder] : folders) {
     if (host != chief) {
-      absl::StrAppend(&command, ShellQuote(host), ")\n  ", PrintFolder(folder), " ;;\n");
+      absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; ", kPrintFolder,
+                      " ;;\n");
       continue;
     }
+    // The chief prints its folder with the others' and keeps it ($s0):
+    // asked again (under the apply lock), it answers "@same" when the
+    // folder reads the same, a line instead of the folder (which, longer
+    // than one message of srun's I/O, waited 40 ms more on the connection).
     // The command's output and status in one base64 stream (its lines,
     // however long, cannot be cut by another task's under --label).
-    absl::StrAppend(&command, ShellQuote(host),
-                    ")\n  echo @chief\n  while IFS= read -r r; do\n    case \"$r\" in\n"
-                    "    @snapshot) ",
-                    PrintFolder(folder),
+    absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; s0=$s\n  ",
+                    "printf '@host %s\\n%s\\n@chief\\n' \"$SLURMD_NODENAME\" \"$s\"\n",
+                    "  while IFS= read -r r; do\n    case \"$r\" in\n    @snapshot) ",
+                    ReadFolder(folder), "; if [ \"$s\" = \"$s0\" ]; then echo @same; else ",
+                    kPrintFolder, "; fi",
                     " ;;\n    *) a=$(echo @run; { (eval \"$(printf %s \"$r\" | base64 -d)\") "
                     "</dev/null 2>&1; echo \"",
                     kStatusMark,
@@ -90,20 +98,24 @@ absl::StatusOr<std::unique_ptr<StateStep>> StateStep::Start(
   absl::StatusOr<std::unique_ptr<Subprocess>> srun = Subprocess::Start(options);
   if (!srun.ok()) return srun.status();
   std::unique_ptr<StateStep> step(new StateStep(*std::move(srun), folders, chief));
-  // The other hosts print their folders and end; the chief says it is there.
+  // Every host prints its folder; the other hosts end, the chief says it
+  // is there.
   const absl::Time deadline = absl::Now() + wait;
-  const int others = static_cast<int>(folders.size()) - 1;
-  while (step->chief_task_.empty() || step->others_ended_ < others) {
+  while (step->chief_task_.empty() || step->folders_ended_ < static_cast<int>(folders.size())) {
     absl::StatusOr<LabeledLine> line = step->NextLine(deadline);
     if (!line.ok()) return line.status();
     if (line->text == "@chief") {
       step->chief_task_ = line->task;
     } else {
-      step->FileOtherLine(*line);
+      step->FileFolderLine(*line);
     }
   }
-  step->others_ = ParseEveryHostSnapshot(folders, step->others_output_);
-  step->others_output_.clear();
+  step->others_ = ParseEveryHostSnapshot(folders, step->folders_output_);
+  step->folders_output_.clear();
+  if (auto found = step->others_.find(chief); found != step->others_.end()) {
+    step->chief_first_ = std::move(found->second);
+    step->others_.erase(found);
+  }
   return step;
 }
 
@@ -119,10 +131,9 @@ StateStep::~StateStep() {
   // Past the wait, the Subprocess's end kills what is left.
 }
 
-bool StateStep::FileOtherLine(const LabeledLine& line) {
-  absl::StrAppend(&others_output_, line.task, ": ", line.text, "\n");
-  if (line.text == "@end" || line.text == "@failed") ++others_ended_;
-  return others_ended_ >= static_cast<int>(folders_.size()) - 1;
+void StateStep::FileFolderLine(const LabeledLine& line) {
+  absl::StrAppend(&folders_output_, line.task, ": ", line.text, "\n");
+  if (line.text == "@end" || line.text == "@failed") ++folders_ended_;
 }
 
 absl::StatusOr<LabeledLine> StateStep::NextLine(absl::Time deadline) {
@@ -162,14 +173,15 @@ absl::StatusOr<std::string> StateStep::ChiefLine(absl::Time deadline) {
     absl::StatusOr<LabeledLine> line = NextLine(deadline);
     if (!line.ok()) return line.status();
     if (line->task == chief_task_) return std::move(line->text);
-    FileOtherLine(*line);
+    FileFolderLine(*line);
   }
 }
 
 absl::StatusOr<std::vector<std::string>> StateStep::Ask(const std::string& request,
                                                         const std::string& first,
                                                         const std::string& last,
-                                                        absl::Duration timeout) {
+                                                        absl::Duration timeout,
+                                                        const std::string& short_answer) {
   if (broken_) return absl::UnavailableError("the state step is broken");
   if (absl::Status sent = srun_->WriteStdin(absl::StrCat(request, "\n")); !sent.ok()) {
     broken_ = true;
@@ -182,6 +194,7 @@ absl::StatusOr<std::vector<std::string>> StateStep::Ask(const std::string& reque
     absl::StatusOr<std::string> line = ChiefLine(deadline);
     if (!line.ok()) return line.status();
     if (!began) {
+      if (!short_answer.empty() && *line == short_answer) return std::vector<std::string>{*line};
       if (*line != first) {
         broken_ = true;
         return absl::UnavailableError(
@@ -198,8 +211,9 @@ absl::StatusOr<std::vector<std::string>> StateStep::Ask(const std::string& reque
 
 std::optional<StateSnapshot> StateStep::Snapshot() {
   absl::StatusOr<std::vector<std::string>> lines =
-      Ask("@snapshot", absl::StrCat("@host ", chief_), "@end", kSnapshotWait);
+      Ask("@snapshot", absl::StrCat("@host ", chief_), "@end", kSnapshotWait, "@same");
   if (!lines.ok()) return std::nullopt;
+  if (*lines == std::vector<std::string>{"@same"}) return chief_first_;
   std::string output = absl::StrCat("0: @host ", chief_, "\n");
   for (const std::string& line : *lines) absl::StrAppend(&output, "0: ", line, "\n");
   absl::StrAppend(&output, "0: @end\n");

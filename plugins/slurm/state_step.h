@@ -5,13 +5,14 @@
 // step's round trip through slurmctld and slurmd (a quarter of a second on
 // a busy test bed); the apply lock alone (take, read, give back: state_lock.h)
 // would be three more steps on the chief. So the first connection starts
-// this step over every host of the spec: each host but the chief prints its
-// node-state folder (EveryHostSnapshotCommand's lines) and ends; the chief's
-// task stays, reading requests on its stdin, one a line, for as long as
-// apply holds its connection: "@snapshot" prints its folder the same way,
-// any other line is a base64 sh command (a brief one: the lock's) whose
-// output and exit status come back in base64 lines. Closing stdin ends the
-// step. What breaks the step (a node lost, garbled lines) is an error of
+// this step over every host of the spec: each host prints its node-state
+// folder (EveryHostSnapshotCommand's lines), and each but the chief ends;
+// the chief's task stays, reading requests on its stdin, one a line, for
+// as long as apply holds its connection: "@snapshot" reads its folder again
+// and answers "@same" when it reads as first printed, else prints it the
+// same way; any other line is a base64 sh command (a brief one: the lock's)
+// whose output and exit status come back in base64 lines. Closing stdin
+// ends the step. What breaks the step (a node lost, garbled lines) is an error of
 // the request that saw it; later requests go to job steps of their own.
 
 #include <map>
@@ -47,7 +48,7 @@ absl::StatusOr<std::pair<int, std::string>> ParseRunAnswer(const std::string& ba
 class StateStep {
  public:
   // Starts the step over the hosts of `folders` (job `job_id`), `chief`
-  // among them, and waits (up to `wait`) for the other hosts' folders.
+  // among them, and waits (up to `wait`) for every host's folder.
   static absl::StatusOr<std::unique_ptr<StateStep>> Start(
       const std::string& job_id, const std::map<std::string, std::string>& folders,
       const std::string& chief, absl::Duration wait);
@@ -74,12 +75,13 @@ class StateStep {
   absl::StatusOr<std::string> ChiefLine(absl::Time deadline);
   // The next line of any task, pumping srun's output until `deadline`.
   absl::StatusOr<LabeledLine> NextLine(absl::Time deadline);
-  // Sends one request line; the chief's lines up to `last` (exclusive), after `first`.
-  absl::StatusOr<std::vector<std::string>> Ask(const std::string& request,
-                                               const std::string& first,
-                                               const std::string& last, absl::Duration timeout);
-  // Files a line of another host's task; true once every other host ended.
-  bool FileOtherLine(const LabeledLine& line);
+  // Sends one request line; the chief's lines up to `last` (exclusive),
+  // after `first`; or `short_answer` alone when the chief answered that.
+  absl::StatusOr<std::vector<std::string>> Ask(const std::string& request, const std::string& first,
+                                               const std::string& last, absl::Duration timeout,
+                                               const std::string& short_answer = "");
+  // Files a line of a host's folder (another host's, or the chief's first).
+  void FileFolderLine(const LabeledLine& line);
 
   std::unique_ptr<Subprocess> srun_;
   std::map<std::string, std::string> folders_;
@@ -87,9 +89,11 @@ class StateStep {
   std::string chief_task_;           // the chief's label, once it said "@chief"
   std::string pending_;              // output not yet a whole line
   std::vector<LabeledLine> lines_;   // whole lines not yet taken
-  std::string others_output_;        // the other tasks' lines, as srun printed them
-  int others_ended_ = 0;
+  std::string folders_output_;       // the hosts' folders' lines, as srun printed them
+  int folders_ended_ = 0;
   std::map<std::string, StateSnapshot> others_;
+  // The chief's folder as it printed it first; its "@same" means this.
+  std::optional<StateSnapshot> chief_first_;
   bool broken_ = false;
 };
 

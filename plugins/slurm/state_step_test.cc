@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,12 @@ TEST(StateStepCommandTest, ChiefServesSnapshotsAndCommands) {
   ASSERT_THAT(WriteFileAtomic(absl::StrCat(folder, "/records/sync.json"), "{\"a\":1}", 0600), IsOk());
   std::string script = StateStepCommand(
       {{"n0", folder}, {"n1", absl::StrCat(dir, "/w/.fleetplan/nodes/n1")}}, "n0");
-  std::string requests = absl::StrCat("@snapshot\n", absl::Base64Escape("echo hi; exit 4"), "\n");
+  // Asked for its folder unchanged, the chief says "@same"; after a
+  // command changed it, it prints it again.
+  std::string requests = absl::StrCat(
+      "@snapshot\n", absl::Base64Escape("echo hi; exit 4"), "\n",
+      absl::Base64Escape(absl::StrCat("printf '{\"a\":2}' >", folder, "/records/sync.json")),
+      "\n@snapshot\n");
   ASSERT_THAT(WriteFileAtomic(absl::StrCat(dir, "/requests"), requests, 0600), IsOk());
   SubprocessOptions options;
   options.argv = {"/bin/sh", "-c", absl::StrCat("exec /bin/sh -c \"$0\" <", dir, "/requests"),
@@ -53,20 +59,27 @@ TEST(StateStepCommandTest, ChiefServesSnapshotsAndCommands) {
   ASSERT_EQ(done.status, 0) << done.output;
   std::vector<std::string> lines = absl::StrSplit(done.output, '\n');
   ASSERT_GE(lines.size(), 6u) << done.output;
-  EXPECT_EQ(lines[0], "@chief");
-  EXPECT_EQ(lines[1], "@host n0");
-  // The snapshot's base64, then its end; the command's answer after it.
-  std::string snapshot_output;
-  for (size_t i = 1; i < lines.size(); ++i) {
-    absl::StrAppend(&snapshot_output, "0: ", lines[i], "\n");
-    if (lines[i] == "@end") break;
-  }
-  std::map<std::string, StateSnapshot> parsed =
-      ParseEveryHostSnapshot({{"n0", folder}}, snapshot_output);
-  ASSERT_EQ(parsed.count("n0"), 1u) << done.output;
-  bool answered = false;
-  EXPECT_EQ(parsed["n0"].Take(absl::StrCat(folder, "/records/sync.json"), &answered),
-            "{\"a\":1}");
+  // Its folder first (the base64, then its end), then that it is there.
+  EXPECT_EQ(lines[0], "@host n0");
+  auto folder_from = [&](size_t first) {
+    std::string output;
+    for (size_t i = first; i < lines.size(); ++i) {
+      absl::StrAppend(&output, "0: ", lines[i], "\n");
+      if (lines[i] == "@end") break;
+    }
+    std::map<std::string, StateSnapshot> parsed = ParseEveryHostSnapshot({{"n0", folder}}, output);
+    bool answered = false;
+    return parsed.count("n0") == 0
+               ? std::optional<std::string>()
+               : parsed["n0"].Take(absl::StrCat(folder, "/records/sync.json"), &answered);
+  };
+  EXPECT_EQ(folder_from(0), "{\"a\":1}") << done.output;
+  size_t chief = std::find(lines.begin(), lines.end(), "@chief") - lines.begin();
+  ASSERT_LT(chief + 1, lines.size()) << done.output;
+  EXPECT_EQ(lines[chief + 1], "@same") << done.output;
+  size_t again = std::find(lines.begin() + chief, lines.end(), "@host n0") - lines.begin();
+  ASSERT_LT(again, lines.size()) << done.output;
+  EXPECT_EQ(folder_from(again), "{\"a\":2}") << done.output;
   size_t run = done.output.find("@run\n");
   size_t end = done.output.find("@done\n");
   ASSERT_NE(run, std::string::npos) << done.output;
