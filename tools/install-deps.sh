@@ -9,7 +9,8 @@
 #                 bed, Slurm's daemons and munge, chromium for the dashboard's
 #                 page (tools/test-all.sh)
 #   --bench       the above, and the peers the benchmarks compare with: pdsh,
-#                 ansible, rsync, PyTorch for Python, hyperfine (bench/)
+#                 ansible, rsync, PyTorch for Python, hyperfine and perf
+#                 (bench/)
 #   --all         all of them
 #
 # On a machine with systemd, installing docker.io, munge and Slurm's daemons
@@ -50,6 +51,8 @@ test_beds=(
 )
 bench=(
   pdsh ansible rsync python3-torch time hyperfine
+  # bench/startup_bench.sh's page faults and task-clock
+  linux-perf
 )
 
 packages=("${build[@]}")
