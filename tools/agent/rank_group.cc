@@ -23,9 +23,10 @@ constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
 // A rank's pipes close as it exits, a moment before its exit can be
 // reaped, and nothing wakes the poll when it can: for this long after its
 // output ended, the rank is looked at every kExitPoll instead of every
-// poll interval (a job that ends at once is seen ending at once; a rank
-// that closed its output and runs on costs a few polls, not a busy loop).
-constexpr absl::Duration kExitWatch = absl::Milliseconds(200);
+// poll interval (a job that ends at once is seen ending at once, on a
+// loaded node too; a rank that closed its output and runs on costs a
+// couple of thousand empty polls once, not a busy loop).
+constexpr absl::Duration kExitWatch = absl::Seconds(2);
 constexpr absl::Duration kExitPoll = absl::Milliseconds(1);
 
 }  // namespace
