@@ -155,9 +155,10 @@ std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration 
   std::vector<Subprocess*> running = Running();
   absl::Time now = absl::Now();
   for (const Subprocess* rank : running) {
-    if (rank->output_open() || rank->exit_status().has_value()) continue;
-    absl::Time ended = output_ended_at_.emplace(rank, now).first->second;
-    if (now - ended < kExitWatch) timeout = std::min(timeout, kExitPoll);
+    std::optional<absl::Time> ended = rank->output_ended_at();
+    if (ended.has_value() && !rank->exit_status().has_value() && now - *ended < kExitWatch) {
+      timeout = std::min(timeout, kExitPoll);
+    }
   }
   std::vector<size_t> ready = PumpOutput(running, watch, timeout, Forwarder());
   if (progress_ != nullptr) {

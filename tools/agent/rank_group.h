@@ -113,9 +113,6 @@ class RankGroup {
   std::vector<size_t> started_index_;
   std::unique_ptr<StepProgress> progress_;
   std::map<int, int> failed_;
-  // When each rank's output was first seen ended while it was not yet
-  // reaped (see Pump).
-  std::map<const Subprocess*, absl::Time> output_ended_at_;
   absl::Time all_exited_at_ = absl::InfiniteFuture();
   bool stopped_ = false;
 };

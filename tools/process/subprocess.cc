@@ -232,6 +232,7 @@ void Subprocess::ReadOutput(const std::function<void(absl::string_view)>& on_out
       return;
     } else {
       CloseFd(output_fd_);  // EOF, or an error that no retry will fix
+      output_ended_at_ = absl::Now();
     }
   }
 }

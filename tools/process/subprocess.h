@@ -65,6 +65,9 @@ class Subprocess {
   // Reads what is available on the output pipe without blocking and passes
   // it to `on_output`; closes the pipe at EOF.
   void ReadOutput(const std::function<void(absl::string_view)>& on_output);
+  // When ReadOutput found the output's end (nullopt while it is open). The
+  // pipe closes as the child exits, a moment before it can be reaped.
+  std::optional<absl::Time> output_ended_at() const { return output_ended_at_; }
 
   // Writes all of `bytes` to the child's stdin pipe (options.stdin_pipe),
   // blocking until the pipe took them. Unavailable when the child closed
@@ -91,6 +94,7 @@ class Subprocess {
   pid_t pid_ = -1;
   int output_fd_ = -1;
   int stdin_fd_ = -1;
+  std::optional<absl::Time> output_ended_at_;
   std::optional<int> exit_status_;
 };
 
