@@ -13,17 +13,18 @@ shift
 name="$(basename "$binary")"
 linked="$(ldd "$binary")"
 status=0
-for library in libarchive libslurm libcurl libssh libcrypto libssl libcpp-httplib; do
-  if printf '%s\n' "$linked" | grep -q "$library"; then
-    echo "$name links $library: open it when first used instead" >&2
+# refuse LIBRARY WHY: fails the test when the binary loads LIBRARY at start.
+refuse() {
+  if printf '%s\n' "$linked" | grep -q "$1"; then
+    echo "$name $2" >&2
     status=1
   fi
+}
+for library in libarchive libslurm libcurl libssh libcrypto libssl libcpp-httplib; do
+  refuse "$library" "links $library: open it when first used instead"
 done
 for library in "$@"; do
-  if printf '%s\n' "$linked" | grep -q "$library"; then
-    echo "$name loads $library as a shared object: link it in (start-up)" >&2
-    status=1
-  fi
+  refuse "$library" "loads $library as a shared object: link it in (start-up)"
 done
 count="$(printf '%s\n' "$linked" | wc -l)"
 echo "$name loads $count shared objects at start"
