@@ -28,13 +28,17 @@ constexpr char kStatusMark[] = "@s";
 // against delayed ACKs): each request of a long-lived step cost that much.
 
 // Into $s: a folder's files as EveryHostSnapshotCommand prints them for
-// one host, after "@host NAME" (printed by PrintFolder).
+// one host, after "@host NAME" (PrintFolder).
 std::string ReadFolder(const std::string& folder) {
   return absl::StrCat("s=$( (", SnapshotCommand(folder),
                       ") </dev/null | base64 -w 512 && echo @end || echo @failed)");
 }
 
-constexpr char kPrintFolder[] = "printf '@host %s\\n%s\\n' \"$SLURMD_NODENAME\" \"$s\"";
+// Prints "@host NAME" and $s, then the lines of `then` (each ending "\n"),
+// in one write.
+std::string PrintFolder(absl::string_view then = "") {
+  return absl::StrCat("printf '@host %s\\n%s\\n", then, "' \"$SLURMD_NODENAME\" \"$s\"");
+}
 
 }  // namespace
 
@@ -43,7 +47,7 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
   std::string command = "case \"$SLURMD_NODENAME\" in\n";
   for (const auto& [host, folder] : folders) {
     if (host != chief) {
-      absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; ", kPrintFolder,
+      absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; ", PrintFolder(),
                       " ;;\n");
       continue;
     }
@@ -54,10 +58,10 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
     // The command's output and status in one base64 stream (its lines,
     // however long, cannot be cut by another task's under --label).
     absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; s0=$s\n  ",
-                    "printf '@host %s\\n%s\\n@chief\\n' \"$SLURMD_NODENAME\" \"$s\"\n",
+                    PrintFolder("@chief\\n"), "\n",
                     "  while IFS= read -r r; do\n    case \"$r\" in\n    @snapshot) ",
                     ReadFolder(folder), "; if [ \"$s\" = \"$s0\" ]; then echo @same; else ",
-                    kPrintFolder, "; fi",
+                    PrintFolder(), "; fi",
                     " ;;\n    *) a=$(echo @run; { (eval \"$(printf %s \"$r\" | base64 -d)\") "
                     "</dev/null 2>&1; echo \"",
                     kStatusMark,

@@ -12,8 +12,9 @@
 // and answers "@same" when it reads as first printed, else prints it the
 // same way; any other line is a base64 sh command (a brief one: the lock's)
 // whose output and exit status come back in base64 lines. Closing stdin
-// ends the step. What breaks the step (a node lost, garbled lines) is an error of
-// the request that saw it; later requests go to job steps of their own.
+// ends the step. What breaks the step (a node lost, garbled lines) is an
+// error of the request that saw it; later requests go to job steps of
+// their own.
 
 #include <map>
 #include <memory>
