@@ -67,8 +67,10 @@ class SshHoldTest : public SshTestbedTest {
 
   // A spec of the two nodes, logging in with `key_file` and keeping the
   // connections `persist`.
+  // `job`: the [job] table's lines.
   std::string WriteSpec(const std::string& name, const std::string& key_file,
-                        const std::string& persist = "10m") {
+                        const std::string& persist = "10m",
+                        const std::string& job = "program = \"/bin/true\"\n") {
     std::string text = "[defaults]\ntransport = \"ssh\"\nworkdir = \"/work/hold\"\nssh = \"bed\"\n";
     for (const TestbedNode& node : *nodes_) {
       absl::StrAppend(&text, "[[nodes]]\nname = \"", node.name, "\"\naddress = \"", node.ip,
@@ -76,7 +78,7 @@ class SshHoldTest : public SshTestbedTest {
     }
     absl::StrAppend(&text, "[ssh.bed]\nuser = \"root\"\nkey_file = ", TomlString(key_file),
                     "\nknown_hosts = ", TomlString(dir_ + "/known_hosts"),
-                    "\npersist = ", TomlString(persist), "\n[job]\nprogram = \"/bin/true\"\n");
+                    "\npersist = ", TomlString(persist), "\n[job]\n", job);
     std::string path = absl::StrCat(dir_, "/", name, ".toml");
     EXPECT_THAT(WriteFileAtomic(path, text, 0644), IsOk());
     specs_.push_back(path);
@@ -215,13 +217,26 @@ std::map<std::string, std::vector<std::string>> OtherSessionsDuring(
     const std::vector<TestbedNode>& nodes, const std::function<void()>& run) {
   const std::string seen = "/tmp/fp-hold-sessions", stop = "/tmp/fp-hold-stop";
   for (const TestbedNode& node : nodes) {
-    EXPECT_THAT(RunScript(absl::StrCat(
-                    "docker exec -d ", node.name, " sh -c 'rm -f ", seen, " ", stop,
-                    "; while [ ! -e ", stop, " ]; do ps -eo args= | grep \"[f]leetplan-agent ",
-                    "session\" >>", seen, "; sleep 0.02; done; touch ", stop, ".done'")),
-                IsOk());
+    // What an earlier call left goes first, before the watcher starts.
+    EXPECT_THAT(
+        ContainerExec(node.name, absl::StrCat("rm -f ", seen, " ", stop, " ", stop, ".done")),
+        IsOk());
+    EXPECT_THAT(
+        RunScript(absl::StrCat("docker exec -d ", node.name, " sh -c 'while [ ! -e ", stop,
+                               " ]; do ps -eo args= | grep \"[f]leetplan-agent session\" >>", seen,
+                               "; touch ", seen, "; sleep 0.02; done; touch ", stop, ".done'")),
+        IsOk());
   }
-  absl::SleepFor(absl::Milliseconds(300));  // the watchers are looking
+  // Every watcher has looked once (`docker exec -d` returns before its
+  // command runs; a fixed pause missed a quick apply on a loaded machine).
+  for (const TestbedNode& node : nodes) {
+    absl::Time deadline = absl::Now() + absl::Seconds(30);
+    while (!ContainerExec(node.name, absl::StrCat("test -e ", seen)).ok() &&
+           absl::Now() < deadline) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    EXPECT_THAT(ContainerExec(node.name, absl::StrCat("test -e ", seen)), IsOk()) << node.name;
+  }
   run();
   std::map<std::string, std::vector<std::string>> sessions;
   for (const TestbedNode& node : nodes) {
@@ -251,8 +266,11 @@ TEST_F(SshHoldTest, ApplyThroughAWarmHolderStartsNoAgentSessionOfItsOwn) {
                                     }),
               IsEmpty());
   // Without a holder, apply starts its own on every node (and so the
-  // record above would have seen one).
-  std::string direct = WriteSpec("apply", (*nodes_)[0].key_file, "0");
+  // record above would have seen one). Its job lasts a second, which the
+  // apply follows through its sessions: an unchanged apply of /bin/true
+  // was over between two of the watchers' looks.
+  std::string direct =
+      WriteSpec("apply", (*nodes_)[0].key_file, "0", "program = \"/bin/sleep\"\nargs = [\"1\"]\n");
   std::map<std::string, std::vector<std::string>> own = OtherSessionsDuring(*nodes_, [&] {
     ToolResult apply = Tool("apply", direct);
     EXPECT_EQ(apply.status, 0) << apply.output;
