@@ -47,17 +47,6 @@ int ConnectOnce(const addrinfo& address, absl::Time deadline) {
 
 }  // namespace
 
-Fd::~Fd() {
-  if (fd_ >= 0) close(fd_);
-}
-
-Fd& Fd::operator=(Fd&& other) {
-  std::swap(fd_, other.fd_);
-  return *this;
-}
-
-int Fd::release() { return std::exchange(fd_, -1); }
-
 int RemainingMs(absl::Time deadline) {
   return static_cast<int>(
       std::max<int64_t>(0, absl::ToInt64Milliseconds(deadline - absl::Now())));

@@ -10,23 +10,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "tools/process/fd.h"
 
 namespace fleetplan {
-
-// A file descriptor closed when it goes out of scope.
-class Fd {
- public:
-  explicit Fd(int fd = -1) : fd_(fd) {}
-  ~Fd();
-  Fd(Fd&& other) : fd_(other.fd_) { other.fd_ = -1; }
-  Fd& operator=(Fd&& other);
-  int get() const { return fd_; }
-  // Gives up ownership.
-  int release();
-
- private:
-  int fd_;
-};
 
 // A listening socket bound to `port` on every address (IPv6 with IPv4
 // mapped in, else IPv4 alone where IPv6 is off), with SO_REUSEADDR as the
