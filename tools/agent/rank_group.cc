@@ -20,14 +20,6 @@ namespace {
 
 // Output a finished rank's orphaned descendants may still hold open.
 constexpr absl::Duration kDrainAfterExit = absl::Seconds(1);
-// A rank's pipes close as it exits, a moment before its exit can be
-// reaped, and nothing wakes the poll when it can: for this long after its
-// output ended, the rank is looked at every kExitPoll instead of every
-// poll interval (a job that ends at once is seen ending at once, on a
-// loaded node too; a rank that closed its output and runs on costs a
-// couple of thousand empty polls once, not a busy loop).
-constexpr absl::Duration kExitWatch = absl::Seconds(2);
-constexpr absl::Duration kExitPoll = absl::Milliseconds(1);
 
 }  // namespace
 
@@ -153,13 +145,6 @@ void RankGroup::Write(size_t i, absl::string_view chunk) {
 
 std::vector<size_t> RankGroup::Pump(absl::Span<const int> watch, absl::Duration timeout) {
   std::vector<Subprocess*> running = Running();
-  absl::Time now = absl::Now();
-  for (const Subprocess* rank : running) {
-    std::optional<absl::Time> ended = rank->output_ended_at();
-    if (ended.has_value() && !rank->exit_status().has_value() && now - *ended < kExitWatch) {
-      timeout = std::min(timeout, kExitPoll);
-    }
-  }
   std::vector<size_t> ready = PumpOutput(running, watch, timeout, Forwarder());
   if (progress_ != nullptr) {
     if (absl::Status written = progress_->MaybeWrite(absl::Now()); !written.ok()) {

@@ -23,6 +23,15 @@ extern char** environ;
 namespace fleetplan {
 namespace {
 
+// A process's pipes close as it exits, a moment before its exit can be
+// reaped, and nothing wakes a poll when it can: for this long after its
+// output ended, an unreaped process is looked at every kExitPoll instead
+// of every pump's timeout (a command that ends at once is seen ending at
+// once, on a loaded machine too; one that closed its output and runs on
+// costs a couple of thousand empty polls once, not a busy loop).
+constexpr absl::Duration kExitWatch = absl::Seconds(2);
+constexpr absl::Duration kExitPoll = absl::Milliseconds(1);
+
 absl::Status ErrnoError(absl::string_view what, int err) {
   return absl::InternalError(absl::StrCat(what, ": ", std::strerror(err)));
 }
@@ -304,6 +313,13 @@ std::vector<size_t> PumpOutput(absl::Span<Subprocess* const> processes,
   }
   const size_t first_watch = fds.size();
   for (int fd : watch_fds) fds.push_back({fd, POLLIN, 0});
+  const absl::Time now = absl::Now();
+  for (const Subprocess* process : processes) {
+    std::optional<absl::Time> ended = process->output_ended_at();
+    if (ended.has_value() && !process->exit_status().has_value() && now - *ended < kExitWatch) {
+      timeout = std::min(timeout, kExitPoll);
+    }
+  }
 
   int timeout_ms = static_cast<int>(absl::ToInt64Milliseconds(timeout));
   std::vector<size_t> ready;

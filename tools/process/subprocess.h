@@ -105,7 +105,9 @@ using IndexedOutput = std::function<void(size_t index, absl::string_view chunk)>
 // readable output pipe into `on_output(index in processes, chunk)`. Returns
 // the indexes (into `watch_fds`) of the watched descriptors that are
 // readable or hung up; the caller reads them. Interrupted waits (EINTR)
-// return early with nothing.
+// return early with nothing. For two seconds after a process's output
+// ended and while it is not reaped (TryWait), the wait is 1 ms at most:
+// the exit can be reaped a moment after the pipes close.
 std::vector<size_t> PumpOutput(absl::Span<Subprocess* const> processes,
                                absl::Span<const int> watch_fds,
                                absl::Duration timeout,
