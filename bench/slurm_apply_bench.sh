@@ -8,9 +8,14 @@
 #
 # fleetplan: `fleetplan-apply SPEC` after a first apply, so the allocation
 #   exists and every step is recorded: it finds the allocation through
-#   libslurm, reads each node's records and the job's state in one job step
-#   (the state step, which also carries the apply lock's commands on the
-#   chief), and changes nothing.
+#   libslurm, reads each node's records and the job's state, takes and gives
+#   back the apply lock, and changes nothing. The workdir is one the nodes
+#   and this machine see at the same path (the test bed's shared folder, as
+#   most clusters mount home on the login node), so those are read and
+#   taken here with no job step (plugins/slurm/state_here.h);
+#   NODES_ONLY=1 puts it under /shared, which only the nodes see, and then
+#   they cost one job step (the state step, which also carries the lock's
+#   commands on the chief).
 # by hand: `srun --jobid=J --overlap -N N --ntasks-per-node=1 ./rank.sh` in
 #   the same allocation, the job's program run once on every node.
 # Target: at most 1.2x the srun's wall time.
@@ -37,13 +42,17 @@ trap cleanup EXIT
 SLURM_CONF="$(tests/testbed/slurm_cluster.sh up "$n" "$prefix")"
 export SLURM_CONF
 
+# The test bed's shared folder as this machine has it (beside login/).
+workdir="$(dirname "$(dirname "$SLURM_CONF")")/shared/slurm-bench"
+[ "${NODES_ONLY:-0}" = 1 ] && workdir=/shared/slurm-bench
+
 mkdir -p "$work/src"
 cp tests/testdata/rank.sh "$work/src/rank.sh"
 cat >"$work/bench.toml" <<SPEC
 name = "slurm-bench"
 [defaults]
 transport = "slurm"
-workdir = "/shared/slurm-bench"
+workdir = "$workdir"
 [slurm]
 partition = "debug"
 nodes = $n
@@ -59,12 +68,12 @@ SPEC
 "$apply" "$work/bench.toml" >"$work/first_apply" 2>&1 || { tail -20 "$work/first_apply"; exit 1; }
 job="$(squeue --me --noheader --name=fleetplan-slurm-bench --format=%i)"
 fleetplan="$apply $work/bench.toml"
-by_hand="srun --jobid=$job --overlap --nodes=$n --ntasks-per-node=1 --chdir=/shared/slurm-bench --export=ALL,FP_OUT=/tmp,FAIL_RANK=none ./rank.sh"
+by_hand="srun --jobid=$job --overlap --nodes=$n --ntasks-per-node=1 --chdir=$workdir --export=ALL,FP_OUT=/tmp,FAIL_RANK=none ./rank.sh"
 for cmd in "$fleetplan" "$by_hand"; do
   bash -c "$cmd" >"$work/first_run" 2>&1 || { tail -20 "$work/first_run"; exit 1; }
 done
 
-echo "== apply of an unchanged spec on $n Slurm nodes; load: $(cut -d' ' -f1-3 /proc/loadavg) =="
+echo "== apply of an unchanged spec on $n Slurm nodes, workdir $workdir; load: $(cut -d' ' -f1-3 /proc/loadavg) =="
 hyperfine -N --warmup 1 --runs "$runs" --export-markdown "$work/result.md" \
   --export-json "$work/result.json" \
   -n "fleetplan apply (unchanged)" "$fleetplan" -n "srun by hand" "$by_hand"

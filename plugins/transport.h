@@ -37,10 +37,11 @@ struct CommandSpec {
   // end what they started when they return (a Slurm job step) starts the
   // agents where they may stay.
   bool launches_agent = false;
-  // A short command on a few small files that uses neither `env`, `cwd`
-  // nor stdin (the state lock's): a transport whose every command costs a
-  // round trip of its own (a Slurm job step) may run it in a shell it
-  // already holds open on the node.
+  // A short command on a few small files of the workdir's .fleetplan
+  // folder that uses neither `env`, `cwd` nor stdin (the state lock's): a
+  // transport whose every command costs a round trip of its own (a Slurm
+  // job step) may run it in a shell it already holds open on the node, or
+  // on this machine where it sees that folder as the node does.
   bool brief = false;
 };
 

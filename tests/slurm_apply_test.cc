@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,6 +33,7 @@
 #include "tests/apply_harness.h"
 #include "tools/process/files.h"
 #include "tools/process/process_testing.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/status_matchers.h"
 
 namespace fleetplan {
@@ -334,6 +334,69 @@ TEST_F(SlurmApplyTest, ADetachedJobLivesInOneJobStepUntilStopEndsItAndTheAllocat
   ToolResult status = RunTool({"tools/fleetplan-status", spec});
   EXPECT_EQ(status.status, 0) << status.output;
   EXPECT_THAT(status.output, HasSubstr("job: running"));
+  ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
+  EXPECT_EQ(stop.status, 0) << stop.output;
+  EXPECT_THAT(Squeue(), IsEmpty());
+  ExpectNothingRunning();
+}
+
+// A workdir this machine sees as the nodes do (the test bed mounts its
+// shared folder on the nodes at this machine's path too): after the first
+// apply, an unchanged apply and status read the nodes' state and take the
+// apply lock here, with no job step; a folder whose mark is not the
+// allocation's is read by a job step, which marks it again.
+TEST_F(SlurmApplyTest, WhereThisMachineSeesTheWorkdirAnUnchangedApplyRunsNoJobStep) {
+  const char* conf = std::getenv("SLURM_CONF");
+  ASSERT_NE(conf, nullptr);
+  const std::string workdir = absl::StrCat(Dirname(Dirname(conf)), "/shared/slurm-here");
+  std::string spec = WriteSpec("slurm-here", "nodes = 3\ntime = \"unlimited\"\n",
+                               "program = \"./rank.sh\"\n", /*fail_rank=*/"99");
+  FP_ASSERT_OK_AND_ASSIGN(std::string text, ReadFileToString(spec));
+  text = absl::StrReplaceAll(
+      text, {{"workdir = \"/shared/slurm-here\"", absl::StrCat("workdir = \"", workdir, "\"")}});
+  ASSERT_THAT(WriteFileAtomic(spec, text, 0644), IsOk());
+  ToolResult apply = RunTool({"tools/fleetplan-apply", "--detach", spec}, absl::Minutes(2));
+  ASSERT_EQ(apply.status, 0) << apply.output;
+
+  // Every srun apply starts is counted by one ahead of it on PATH.
+  FP_ASSERT_OK_AND_ASSIGN(std::string srun, RunScript("command -v srun"));
+  const std::string counter = MakeTempDir();
+  ASSERT_THAT(WriteFileAtomic(counter + "/srun",
+                              absl::StrCat("#!/bin/sh\necho \"$1 $2 $3\" >>", counter,
+                                           "/runs\nexec ", srun, " \"$@\"\n"),
+                              0755),
+              IsOk());
+  const std::vector<std::pair<std::string, std::string>> counted = {
+      {"PATH", absl::StrCat(counter, ":", std::getenv("PATH"))}};
+  auto sruns = [&counter]() {
+    absl::StatusOr<std::string> runs = ReadFileToString(counter + "/runs");
+    unlink((counter + "/runs").c_str());
+    return runs.ok() ? *runs : "";
+  };
+  auto apply_unchanged = [&]() {
+    ToolResult again =
+        RunTool({"tools/fleetplan-apply", "--json", spec}, absl::Minutes(2), counted);
+    EXPECT_EQ(again.status, 0) << again.output;
+    EXPECT_THAT(FinishedSteps(again.output).changed, IsEmpty()) << again.output;
+  };
+
+  apply_unchanged();
+  EXPECT_EQ(sruns(), "");
+  ToolResult status = RunTool({"tools/fleetplan-status", spec}, absl::Minutes(1), counted);
+  EXPECT_EQ(status.status, 0) << status.output;
+  EXPECT_THAT(status.output, HasSubstr("job: running"));
+  EXPECT_EQ(sruns(), "");
+
+  // A mark this machine cannot take for the allocation's, on one node.
+  const std::string mark = absl::StrCat(workdir, "/.fleetplan/nodes/", Host(1), "/slurm-job");
+  ASSERT_THAT(WriteFileAtomic(mark, "0\n", 0600), IsOk());  // never a job id
+  apply_unchanged();
+  std::vector<std::string> steps = absl::StrSplit(sruns(), '\n', absl::SkipEmpty());
+  EXPECT_THAT(steps, ::testing::SizeIs(1));
+  EXPECT_THAT(ReadFileToString(mark), Not(IsOkAndHolds("0\n")));
+  apply_unchanged();
+  EXPECT_EQ(sruns(), "");
+
   ToolResult stop = RunTool({"tools/fleetplan-stop", spec});
   EXPECT_EQ(stop.status, 0) << stop.output;
   EXPECT_THAT(Squeue(), IsEmpty());

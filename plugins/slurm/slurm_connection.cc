@@ -5,12 +5,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "plugins/common/tar_stream.h"
-#include "tools/util/path_policy.h"
 #include "plugins/slurm/agent_step.h"
 #include "plugins/slurm/shared_workdir.h"
 #include "plugins/slurm/slurm_commands.h"
+#include "plugins/slurm/state_here.h"
 #include "plugins/slurm/temp_input.h"
 #include "tools/process/files.h"
+#include "tools/util/path_policy.h"
 #include "tools/util/shell_quote.h"
 #include "tools/util/status_macros.h"
 #include "tools/util/timed_cancel.h"
@@ -43,6 +44,7 @@ absl::StatusOr<int> SlurmConnection::Run(const CommandSpec& command,
     }
     return agents_->Launch(*this, host_, agent_, command, on_output, cancel);
   }
+  if (state_here_ && Brief(command)) return local_.Run(command, on_output, cancel);
   if (ForStateStep(command)) {
     if (cancel != nullptr && cancel->HasBeenNotified()) {
       return absl::CancelledError(absl::StrCat(host_, ": cancelled"));
@@ -88,12 +90,19 @@ absl::StatusOr<int> SlurmConnection::RunWithStdin(const std::string& command,
   return RunWithInput(command, file.path(), output, timeout);
 }
 
+bool SlurmConnection::Brief(const CommandSpec& command) {
+  return command.brief && command.env.empty() && command.cwd.empty() && !command.hold_stdin;
+}
+
 bool SlurmConnection::ForStateStep(const CommandSpec& command) const {
-  return state_step_ != nullptr && state_step_->usable() && command.brief &&
-         command.env.empty() && command.cwd.empty() && !command.hold_stdin;
+  return state_step_ != nullptr && state_step_->usable() && Brief(command);
 }
 
 std::optional<StateSnapshot> SlurmConnection::ReadSnapshot(const std::string& folder) {
+  if (state_here_) {
+    absl::StatusOr<StateSnapshot> here = ReadStateFolderHere(folder, job_id_);
+    if (here.ok()) return *std::move(here);
+  }
   if (state_step_ != nullptr && state_step_->usable()) {
     std::optional<StateSnapshot> read = state_step_->Snapshot();
     if (read.has_value() && read->folder() == folder) return read;
@@ -116,6 +125,12 @@ std::optional<absl::StatusOr<std::string>> SlurmConnection::ReadFromSnapshot(
   }
   bool answered = false;
   std::optional<std::string> content = snapshot_->Take(path, &answered);
+  if (!answered && state_here_) {
+    // Read already (job.json): the folder is here, so read it afresh.
+    snapshot_ = ReadSnapshot(folder);
+    if (!snapshot_.has_value()) return std::nullopt;
+    content = snapshot_->Take(path, &answered);
+  }
   if (!answered) return std::nullopt;
   if (!content.has_value()) {
     return absl::StatusOr<std::string>(

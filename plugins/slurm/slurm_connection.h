@@ -5,9 +5,10 @@
 // and file write is a job step (srun --jobid --nodelist --overlap) run from
 // this machine, its stdin and output carried by Slurm. The srun processes
 // are children of apply as the local transport runs them, so cancelling a
-// step is signalling srun, which signals the task. The launch of an agent
-// is the exception: it joins the other nodes' in one job step that outlives
-// apply (agent_step.h).
+// step is signalling srun, which signals the task. The exceptions: the
+// launch of an agent joins the other nodes' in one job step that outlives
+// apply (agent_step.h), and where this machine sees the node's state folder
+// (state_here.h), that folder is read and the brief commands run here.
 
 #include <memory>
 #include <string>
@@ -41,6 +42,10 @@ class SlurmConnection : public Connection {
   // snapshots and brief commands go there instead of to steps of their own;
   // the step ends with the connection.
   void KeepStateStep(std::unique_ptr<StateStep> step) { state_step_ = std::move(step); }
+  // This machine sees the node's state folder and its workdir's .fleetplan
+  // (state_here.h): the folder is read here, and brief commands run here,
+  // with no job step.
+  void SeeStateHere() { state_here_ = true; }
 
   absl::StatusOr<int> Run(const CommandSpec& command, const OutputCallback& on_output,
                           const absl::Notification* cancel) override;
@@ -80,6 +85,10 @@ class SlurmConnection : public Connection {
   std::optional<StateSnapshot> ReadSnapshot(const std::string& folder);
   // Whether `command` may go to the state step.
   bool ForStateStep(const CommandSpec& command) const;
+  // Whether `command` is brief (transport.h), so that it may run in a
+  // shell held open on the node or, where the node's state is seen here,
+  // here.
+  static bool Brief(const CommandSpec& command);
 
   std::string job_id_;
   std::string host_;
@@ -87,6 +96,7 @@ class SlurmConnection : public Connection {
   AgentStep* agents_;
   std::string agent_;
   LocalConnection local_;
+  bool state_here_ = false;
   // Dropped by anything that may change the node's files.
   std::optional<StateSnapshot> snapshot_;
   // Declared last: it ends (the chief's stdin closed) before the rest goes.

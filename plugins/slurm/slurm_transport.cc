@@ -11,6 +11,7 @@
 #include "plugins/slurm/slurm_commands.h"
 #include "plugins/slurm/slurm_connection.h"
 #include "plugins/slurm/slurm_settings.h"
+#include "plugins/slurm/state_here.h"
 #include "tools/process/subprocess.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/util/shell_quote.h"
@@ -93,12 +94,33 @@ std::map<std::string, StateSnapshot> SnapshotEveryNode(
   return ParseEveryHostSnapshot(folders, read->output);
 }
 
-// The first Connect's read of every node: the state step, which the
-// chief's connection keeps for its brief commands, else a step that ends.
+// Every node's state folder as this machine sees it, where it sees all of
+// them (state_here.h); nullopt otherwise.
+std::optional<std::map<std::string, StateSnapshot>> ReadEveryNodeHere(
+    const std::map<std::string, std::string>& folders, const std::string& job_id) {
+  if (folders.empty()) return std::nullopt;
+  std::map<std::string, StateSnapshot> snapshots;
+  for (const auto& [host, folder] : folders) {
+    absl::StatusOr<StateSnapshot> read = ReadStateFolderHere(folder, job_id);
+    if (!read.ok()) return std::nullopt;
+    snapshots[host] = *std::move(read);
+  }
+  return snapshots;
+}
+
+// The first Connect's read of every node: here, where this machine sees
+// their folders (`*here` says so); else the state step, which the chief's
+// connection keeps for its brief commands; else a step that ends.
 std::map<std::string, StateSnapshot> ReadEveryNode(const ClusterSpec& spec,
                                                    const Allocation& allocation,
-                                                   std::unique_ptr<StateStep>* state_step) {
+                                                   std::unique_ptr<StateStep>* state_step,
+                                                   bool* here) {
   std::map<std::string, std::string> folders = StateFolders(spec, allocation);
+  if (std::optional<std::map<std::string, StateSnapshot>> seen =
+          ReadEveryNodeHere(folders, allocation.job_id)) {
+    *here = true;
+    return *std::move(seen);
+  }
   const std::string& chief = spec.chief().address;
   if (folders.count(chief) != 0) {
     absl::StatusOr<std::unique_ptr<StateStep>> step =
@@ -212,7 +234,8 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
                                             absl::StrJoin(allocation.hosts, ", "), ")"));
   }
   if (!(*known)->snapshotted) {
-    (*known)->snapshots = ReadEveryNode(spec, allocation, &(*known)->state_step);
+    (*known)->snapshots =
+        ReadEveryNode(spec, allocation, &(*known)->state_step, &(*known)->state_here);
     (*known)->snapshotted = true;
   }
   std::optional<StateSnapshot> snapshot;
@@ -224,6 +247,7 @@ absl::StatusOr<std::unique_ptr<Connection>> SlurmTransport::Connect(
   auto connection = std::make_unique<SlurmConnection>(
       allocation.job_id, node.address, (*known)->shared.get(), std::move(snapshot),
       (*known)->agents.get(), AgentPath(node));
+  if ((*known)->state_here) connection->SeeStateHere();
   if (node.address == spec.chief().address && (*known)->state_step != nullptr) {
     connection->KeepStateStep(std::move((*known)->state_step));
   }

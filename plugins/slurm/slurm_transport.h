@@ -52,6 +52,9 @@ class SlurmTransport : public Transport {
     // them in one step; a node's connection takes its own.
     bool snapshotted = false;
     std::map<std::string, StateSnapshot> snapshots;
+    // This machine sees every node's state folder (state_here.h): they
+    // were read here, and the connections read and lock here.
+    bool state_here = false;
     // The step that read them, until the chief's connection takes it
     // (state_step.h); null where it could not start.
     std::unique_ptr<StateStep> state_step;

@@ -50,11 +50,22 @@ std::string SnapshotCommand(const std::string& folder) {
                       "stat -c '%s %n' $f && echo @ && cat $f\n");
 }
 
+std::string MarkFolderCommand(const std::string& folder) {
+  // `read` is the shell's own: a folder marked already costs no program.
+  std::string mark = ShellQuote(absl::StrCat(folder, "/", kAllocationMarkName));
+  return absl::StrCat("if [ -n \"$SLURM_JOB_ID\" ]; then\n", "  m=", mark, "; j=\n",
+                      "  read -r j 2>/dev/null <\"$m\"\n",
+                      "  [ \"$j\" = \"$SLURM_JOB_ID\" ] || (umask 077; mkdir -p ",
+                      ShellQuote(folder), " && printf '%s\\n' \"$SLURM_JOB_ID\" >\"$m.$$\" && ",
+                      "mv -f \"$m.$$\" \"$m\")\n", "fi\n");
+}
+
 std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders) {
   std::string command = "case \"$SLURMD_NODENAME\" in\n";
   for (const auto& [host, folder] : folders) {
-    absl::StrAppend(&command, ShellQuote(host), ")\n  echo \"@host $SLURMD_NODENAME\"\n  (",
-                    SnapshotCommand(folder), ") | base64 -w 512 && echo @end ;;\n");
+    absl::StrAppend(&command, ShellQuote(host), ")\n", MarkFolderCommand(folder),
+                    "  echo \"@host $SLURMD_NODENAME\"\n  (", SnapshotCommand(folder),
+                    ") | base64 -w 512 && echo @end ;;\n");
   }
   absl::StrAppend(&command, "esac\n");
   return command;
@@ -118,6 +129,13 @@ absl::StatusOr<StateSnapshot> StateSnapshot::Parse(const std::string& folder,
     bytes.remove_prefix(size);
   }
   if (!bytes.empty()) return absl::InvalidArgumentError("state snapshot: sizes and bytes differ");
+  return snapshot;
+}
+
+StateSnapshot StateSnapshot::Of(std::string folder, std::map<std::string, std::string> files) {
+  StateSnapshot snapshot;
+  snapshot.folder_ = std::move(folder);
+  snapshot.files_ = std::move(files);
   return snapshot;
 }
 

@@ -30,9 +30,19 @@ std::string SnapshotCommand(const std::string& folder);
 // Whether a snapshot of `folder` holds `path` (rank logs are left out).
 bool SnapshotCovers(absl::string_view folder, absl::string_view path);
 
+// The file of a state folder that names the allocation whose job step
+// last read it (state_here.h: how this machine knows it sees the nodes'
+// folder).
+inline constexpr char kAllocationMarkName[] = "slurm-job";
+
+// The sh lines, run in a job step's task, that leave the step's job id
+// ($SLURM_JOB_ID) in `folder` (made, 0700, when missing); no program runs
+// when the mark is there already.
+std::string MarkFolderCommand(const std::string& folder);
+
 // The sh command that, run as one task on each host of a job step (srun
-// --label), prints for the host it runs on ($SLURMD_NODENAME) "@host
-// NAME", SnapshotCommand's output in base64 lines short enough that srun
+// --label), leaves the allocation's mark in its folder, prints for the host it runs on
+// ($SLURMD_NODENAME) "@host NAME", SnapshotCommand's output in base64 lines short enough that srun
 // passes each whole, and "@end": `folders` maps hosts to their folder.
 std::string EveryHostSnapshotCommand(const std::map<std::string, std::string>& folders);
 
@@ -49,6 +59,8 @@ class StateSnapshot {
   // Parses what SnapshotCommand printed for `folder`. InvalidArgument for
   // output it did not print.
   static absl::StatusOr<StateSnapshot> Parse(const std::string& folder, absl::string_view output);
+  // The snapshot of `folder` holding `files` (whole paths to contents).
+  static StateSnapshot Of(std::string folder, std::map<std::string, std::string> files);
   StateSnapshot() = default;
 
   const std::string& folder() const { return folder_; }

@@ -47,8 +47,8 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
   std::string command = "case \"$SLURMD_NODENAME\" in\n";
   for (const auto& [host, folder] : folders) {
     if (host != chief) {
-      absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; ", PrintFolder(),
-                      " ;;\n");
+      absl::StrAppend(&command, ShellQuote(host), ")\n", MarkFolderCommand(folder), "  ",
+                      ReadFolder(folder), "; ", PrintFolder(), " ;;\n");
       continue;
     }
     // The chief prints its folder with the others' and keeps it ($s0):
@@ -57,8 +57,8 @@ std::string StateStepCommand(const std::map<std::string, std::string>& folders,
     // than one message of srun's I/O, waited 40 ms more on the connection).
     // The command's output and status in one base64 stream (its lines,
     // however long, cannot be cut by another task's under --label).
-    absl::StrAppend(&command, ShellQuote(host), ")\n  ", ReadFolder(folder), "; s0=$s\n  ",
-                    PrintFolder("@chief\\n"), "\n",
+    absl::StrAppend(&command, ShellQuote(host), ")\n", MarkFolderCommand(folder), "  ",
+                    ReadFolder(folder), "; s0=$s\n  ", PrintFolder("@chief\\n"), "\n",
                     "  while IFS= read -r r; do\n    case \"$r\" in\n    @snapshot) ",
                     ReadFolder(folder), "; if [ \"$s\" = \"$s0\" ]; then echo @same; else ",
                     PrintFolder(), "; fi",

@@ -9,7 +9,10 @@
 # slurmctld in PREFIX-ctl, munged and slurmd in each node. A munge key and a
 # slurm.conf are generated per cluster under $FLEETPLAN_TESTBED_DIR/PREFIX
 # (default /var/tmp/fleetplan-testbed) and mounted at /etc/fleetplan-slurm.
-# Nodes mount PREFIX/shared at /shared, as a cluster's NFS home would be.
+# Nodes mount PREFIX/shared at /shared, as a cluster's NFS home would be,
+# and at the path this machine has it at, as most clusters mount home on
+# the login node too: a workdir under that path is one folder for the
+# nodes and this machine, one under /shared is the nodes' alone.
 #
 # This machine is the login node: `up` starts a munged of its own on a
 # private socket and writes PREFIX/login/slurm.conf naming it, so
@@ -155,7 +158,7 @@ start_container() {
   # shellcheck disable=SC2046 # mounts() is a word list by design
   docker run -d --name "$name" --hostname "$name" --network "$net" \
     --label "fleetplan.testbed=$prefix" \
-    -v "$dir/etc:/etc/fleetplan-slurm:ro" -v "$dir/shared:/shared" \
+    -v "$dir/etc:/etc/fleetplan-slurm:ro" -v "$dir/shared:/shared" -v "$dir/shared:$dir/shared" \
     $(mounts) $(freezer_mount "$name") --entrypoint /usr/bin/tini "$image" -- /bin/sh /etc/fleetplan-slurm/start.sh "$role" \
     >/dev/null
 }
