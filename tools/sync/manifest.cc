@@ -58,11 +58,11 @@ absl::StatusOr<std::string> DigestFile(const std::string& path) {
 
 namespace {
 
-absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path,
-                                       std::string relative, bool extra,
+// The entry of the file at `local_path`, whose stat(2) (following links)
+// is `st`.
+absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path, std::string relative,
+                                       const struct stat& st, bool extra,
                                        DigestCache* cache = nullptr) {
-  struct stat st;
-  if (stat(local_path.c_str(), &st) != 0) return ErrnoError("cannot stat", local_path);
   if (!S_ISREG(st.st_mode)) {
     return absl::InvalidArgumentError(absl::StrCat(local_path, " is not a file"));
   }
@@ -84,12 +84,30 @@ absl::StatusOr<ManifestEntry> EntryFor(const std::string& local_path,
   return entry;
 }
 
-absl::Status Walk(const std::string& root, const std::string& relative,
+// The entry of the file at `local_path` (links followed).
+absl::StatusOr<ManifestEntry> EntryAt(const std::string& local_path, std::string relative,
+                                      bool extra) {
+  struct stat st;
+  if (stat(local_path.c_str(), &st) != 0) return ErrnoError("cannot stat", local_path);
+  return EntryFor(local_path, std::move(relative), st, extra);
+}
+
+// Lists the folder open at `dir` (its path is `root`/`relative`) into
+// `entries`. Names are looked up relative to the folder's descriptor, not
+// as whole paths: the kernel walks one component per file instead of the
+// whole path each time (and each file is stat'ed once), which is most of
+// what walking an unchanged tree costs.
+absl::Status Walk(int dir, const std::string& root, const std::string& relative,
                   const std::vector<std::string>& exclude, DigestCache* cache,
                   std::vector<ManifestEntry>* entries) {
-  std::string dir = relative.empty() ? root : absl::StrCat(root, "/", relative);
-  DIR* handle = opendir(dir.c_str());
-  if (handle == nullptr) return ErrnoError("cannot list", dir);
+  const std::string dir_path = relative.empty() ? root : absl::StrCat(root, "/", relative);
+  int listed = dup(dir);
+  DIR* handle = listed < 0 ? nullptr : fdopendir(listed);
+  if (handle == nullptr) {
+    absl::Status status = ErrnoError("cannot list", dir_path);
+    if (listed >= 0) close(listed);
+    return status;
+  }
   std::vector<std::string> names;
   while (dirent* entry = readdir(handle)) {
     absl::string_view name = entry->d_name;
@@ -104,18 +122,24 @@ absl::Status Walk(const std::string& root, const std::string& relative,
     std::string child = relative.empty() ? name : absl::StrCat(relative, "/", name);
     std::string path = absl::StrCat(root, "/", child);
     struct stat st;
-    if (lstat(path.c_str(), &st) != 0) return ErrnoError("cannot stat", path);
+    if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoError("cannot stat", path);
+    }
     if (S_ISDIR(st.st_mode)) {
-      FP_RETURN_IF_ERROR(Walk(root, child, exclude, cache, entries));
+      int sub = openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub < 0) return ErrnoError("cannot list", path);
+      absl::Status walked = Walk(sub, root, child, exclude, cache, entries);
+      close(sub);
+      FP_RETURN_IF_ERROR(walked);
       continue;
     }
     // A symlink counts as the file it points at; dangling links, links to
     // directories, sockets and the like are skipped.
-    if (S_ISLNK(st.st_mode) && (stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode))) {
+    if (S_ISLNK(st.st_mode) && (fstatat(dir, name.c_str(), &st, 0) != 0 || !S_ISREG(st.st_mode))) {
       continue;
     }
     if (!S_ISREG(st.st_mode)) continue;
-    FP_ASSIGN_OR_RETURN(ManifestEntry entry, EntryFor(path, child, /*extra=*/false, cache));
+    FP_ASSIGN_OR_RETURN(ManifestEntry entry, EntryFor(path, child, st, /*extra=*/false, cache));
     entries->push_back(std::move(entry));
   }
   return absl::OkStatus();
@@ -183,7 +207,11 @@ absl::StatusOr<Manifest> BuildManifest(const std::string& root,
         absl::StrCat("cannot sync from ", root, ": not a directory"));
   }
   Manifest manifest;
-  FP_RETURN_IF_ERROR(Walk(root, "", exclude, cache, &manifest.entries));
+  int dir = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return ErrnoError("cannot list", root);
+  absl::Status walked = Walk(dir, root, "", exclude, cache, &manifest.entries);
+  close(dir);
+  FP_RETURN_IF_ERROR(walked);
   SortEntries(&manifest.entries);
   return manifest;
 }
@@ -193,8 +221,7 @@ absl::Status AddExtraFiles(const std::vector<ExtraFile>& extras,
   std::map<std::string, ManifestEntry> by_path;
   for (ManifestEntry& entry : manifest->entries) by_path[entry.path] = std::move(entry);
   for (const ExtraFile& extra : extras) {
-    FP_ASSIGN_OR_RETURN(ManifestEntry entry,
-                        EntryFor(extra.local_path, extra.path, /*extra=*/true));
+    FP_ASSIGN_OR_RETURN(ManifestEntry entry, EntryAt(extra.local_path, extra.path, /*extra=*/true));
     by_path[extra.path] = std::move(entry);
   }
   manifest->entries.clear();
@@ -256,7 +283,7 @@ std::vector<std::string> FindTreeMismatches(const std::string& root,
   std::vector<std::string> mismatches;
   for (const ManifestEntry& listed : manifest.entries) {
     absl::StatusOr<ManifestEntry> found =
-        EntryFor(absl::StrCat(root, "/", listed.path), listed.path, listed.extra);
+        EntryAt(absl::StrCat(root, "/", listed.path), listed.path, listed.extra);
     if (!found.ok() || !SameContent(*found, listed)) mismatches.push_back(listed.path);
   }
   return mismatches;

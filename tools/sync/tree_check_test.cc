@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <utime.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -44,6 +45,21 @@ TEST_F(TreeCheckTest, ATreeAsListedPassesWithAndWithoutARecord) {
   EXPECT_THAT(CheckTree(root_, manifest_, ""), IsEmpty());
   EXPECT_THAT(CheckTree(root_, manifest_, record_), IsEmpty());
   EXPECT_THAT(CheckTree(root_, manifest_, record_), IsEmpty());
+}
+
+// Folders in and out of each other in the manifest's order (d/b.txt,
+// d/e/c.txt, d/f.txt): each file is found in its own folder, and a file
+// whose folder went, or became a link to another, is a mismatch.
+TEST_F(TreeCheckTest, FilesAreFoundInTheirOwnFoldersWhateverTheOrder) {
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/d/e/c.txt", "charlie\n", 0644).ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/d/f.txt", "foxtrot\n", 0644).ok());
+  ASSERT_TRUE(WriteFileAtomic(root_ + "/g/f.txt", "golf\n", 0644).ok());
+  manifest_ = *BuildManifest(root_, {});
+  EXPECT_THAT(CheckTree(root_, manifest_, ""), IsEmpty());
+  ASSERT_EQ(std::system(("rm -rf " + root_ + "/d/e").c_str()), 0);
+  ASSERT_EQ(std::system(("rm -rf " + root_ + "/g && ln -s d " + root_ + "/g").c_str()), 0);
+  EXPECT_THAT(CheckTree(root_, manifest_, ""), ElementsAre("d/e/c.txt", "g/f.txt"));
+  EXPECT_THAT(CheckTree(root_ + "/gone", manifest_, ""), ::testing::SizeIs(5));
 }
 
 TEST_F(TreeCheckTest, AnEditWithTheSameSizeIsFoundAfterARecordedPass) {
