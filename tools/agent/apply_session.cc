@@ -108,7 +108,8 @@ class ApplySession {
         Overloaded{
             [this](const ReadRequest& read) { return Read(read); },
             [this](const WriteRequest& write) {
-              Answer(WriteFileAtomic(write.path, write.content, write.mode));
+              // What apply writes it writes again when it finds something else.
+              Answer(WriteFileAtomic(write.path, write.content, write.mode, Durability::kProcess));
               return absl::OkStatus();
             },
             [this](const PutRequest& put) { return Put(put); },
@@ -221,7 +222,8 @@ class ApplySession {
   absl::Status Verify(const VerifyRequest& verify) {
     TreeCheckReport report = CheckSyncedTree(verify.root, verify.manifest);
     if (report.status == 0 && !verify.record_path.empty()) {
-      if (absl::Status recorded = WriteFileAtomic(verify.record_path, verify.record, 0600);
+      if (absl::Status recorded =
+              WriteFileAtomic(verify.record_path, verify.record, 0600, Durability::kProcess);
           !recorded.ok()) {
         report = {2, absl::StrCat("recording ", verify.record_path, ": ", recorded.message())};
       }

@@ -136,7 +136,8 @@ void MarkStopped(const std::string& log_dir) {
   state->phase = JobPhase::kStopped;
   state->exit_status = 128 + 15;
   state->ended_at = state->updated_at = absl::Now();
-  WriteFileAtomic(JobStatePath(log_dir), JobStateToJson(*state), 0600).IgnoreError();
+  WriteFileAtomic(JobStatePath(log_dir), JobStateToJson(*state), 0600, Durability::kProcess)
+      .IgnoreError();
 }
 
 }  // namespace

@@ -282,8 +282,8 @@ void NodePart::Finish(JobPhase phase, std::optional<JobFailure> failure, int exi
 void NodePart::WriteState(absl::Time now) {
   dirty_ = false;
   state_.updated_at = now;
-  absl::Status written =
-      WriteFileAtomic(JobStatePath(options_.log_dir), JobStateToJson(state_), 0600);
+  absl::Status written = WriteFileAtomic(JobStatePath(options_.log_dir), JobStateToJson(state_),
+                                         0600, Durability::kProcess);
   if (!written.ok() && !write_error_said_) {
     write_error_said_ = true;
     Say(absl::StrCat("cannot write the job's state: ", written.message()));

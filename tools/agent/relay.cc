@@ -385,7 +385,9 @@ class Receiver {
       }
       ++removed_;
     }
-    if (absl::Status written = WriteFileAtomic(options_.manifest_path, text_, 0600);
+    // A manifest lost with the node is one apply sends in full again.
+    if (absl::Status written =
+            WriteFileAtomic(options_.manifest_path, text_, 0600, Durability::kProcess);
         !written.ok()) {
       return written;
     }

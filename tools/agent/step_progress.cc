@@ -166,7 +166,8 @@ absl::Status StepProgress::MaybeWrite(absl::Time now) {
   absl::Duration since = now - last_write_;
   if (since < (changed_ ? kWriteEvery : kRewriteEvery)) return absl::OkStatus();
   record_.written = now;
-  absl::Status written = WriteFileAtomic(path_, ProgressRecordToJson(record_), 0600);
+  absl::Status written =
+      WriteFileAtomic(path_, ProgressRecordToJson(record_), 0600, Durability::kProcess);
   last_write_ = now;
   changed_ = false;
   if (!written.ok()) {

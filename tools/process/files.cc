@@ -34,17 +34,21 @@ absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
   return absl::OkStatus();
 }
 
-// Creates a temporary file beside `path`, lets `fill` write it, then fsyncs,
-// chmods and renames it into place; the temporary goes on any failure.
+// Creates a temporary file beside `path`, lets `fill` write it, then chmods,
+// fsyncs (for kCrash) and renames it into place; the temporary goes on any
+// failure.
 absl::Status ReplaceAtomically(const std::string& path, uint32_t mode,
-                               const std::function<absl::Status(int fd)>& fill) {
+                               const std::function<absl::Status(int fd)>& fill,
+                               Durability durability = Durability::kCrash) {
   FP_RETURN_IF_ERROR(MakeDirs(Dirname(path)));
   std::string temp = path + ".tmp.XXXXXX";
   int fd = mkostemp(temp.data(), O_CLOEXEC);
   if (fd < 0) return PathError("cannot create a temporary file for", path, errno);
   absl::Status status = fill(fd);
   if (status.ok() && fchmod(fd, mode) != 0) status = PathError("cannot chmod", temp, errno);
-  if (status.ok() && fsync(fd) != 0) status = PathError("cannot fsync", temp, errno);
+  if (status.ok() && durability == Durability::kCrash && fsync(fd) != 0) {
+    status = PathError("cannot fsync", temp, errno);
+  }
   if (close(fd) != 0 && status.ok()) status = PathError("cannot close", temp, errno);
   if (status.ok() && rename(temp.c_str(), path.c_str()) != 0) {
     status = PathError("cannot rename into", path, errno);
@@ -91,10 +95,10 @@ absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   return content;
 }
 
-absl::Status WriteFileAtomic(const std::string& path, absl::string_view content,
-                             uint32_t mode) {
-  return ReplaceAtomically(path, mode,
-                           [&](int fd) { return WriteAll(fd, content, path); });
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view content, uint32_t mode,
+                             Durability durability) {
+  return ReplaceAtomically(
+      path, mode, [&](int fd) { return WriteAll(fd, content, path); }, durability);
 }
 
 absl::Status CopyFileAtomic(const std::string& from, const std::string& to,

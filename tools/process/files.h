@@ -20,10 +20,20 @@ absl::Status MakeDirs(const std::string& path);
 // Reads a whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
-// Writes `content` to a temporary file beside `path`, fsyncs it, sets
-// `mode` and renames it over `path`, creating parent directories.
-absl::Status WriteFileAtomic(const std::string& path, absl::string_view content,
-                             uint32_t mode);
+// What a replaced file must survive. Every replacement is atomic: a reader
+// sees the old file or the new one, never half of it. kCrash also waits for
+// the disk (fsync) before the rename, so the new file survives the
+// machine's crash or power loss. kProcess does not: what can be made again
+// (a node's job state, which its agent rewrites; what apply wrote to a node
+// and writes again when it reads something else there) does not wait a
+// disk's flush each time (a few milliseconds each, dozens per apply).
+enum class Durability { kCrash, kProcess };
+
+// Writes `content` to a temporary file beside `path`, sets `mode` and
+// renames it over `path`, creating parent directories; `durability` says
+// whether it is fsync'ed first.
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view content, uint32_t mode,
+                             Durability durability = Durability::kCrash);
 
 // Writes all of `data` to `fd` (-1: nothing), waiting when it is
 // non-blocking and full. Errors are dropped: for output whose reader may be
