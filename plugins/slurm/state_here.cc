@@ -1,6 +1,5 @@
 #include "plugins/slurm/state_here.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "tools/process/fd.h"
+#include "tools/process/files.h"
 
 namespace fleetplan {
 namespace {
@@ -27,60 +27,30 @@ absl::Status NotHere(const std::string& folder, absl::string_view why) {
       absl::StrCat(folder, " is not the nodes' state folder here: ", why));
 }
 
-// The whole of the regular file `name` in `dir` (not a link); nullopt for
-// anything else.
-std::optional<std::string> ReadRegular(int dir, const char* name) {
-  Fd fd(openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  struct stat st;
-  if (fd.get() < 0 || fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return std::nullopt;
-  std::string content;
-  char buffer[16384];
-  for (;;) {
-    ssize_t got = read(fd.get(), buffer, sizeof(buffer));
-    if (got < 0 && errno == EINTR) continue;
-    if (got < 0) return std::nullopt;
-    if (got == 0) return content;
-    content.append(buffer, static_cast<size_t>(got));
-  }
-}
-
 // Every regular file under `dir` (its path is `path`) into `files`, as
 // SnapshotCommand's `find` lists them: the folder's logs/ left out but for
 // logs/job.json. False when the folder cannot be listed whole.
 bool ReadTree(int dir, const std::string& path, bool top,
               std::map<std::string, std::string>* files) {
-  int listed = dup(dir);
-  if (listed < 0) return false;
-  DIR* stream = fdopendir(listed);
-  if (stream == nullptr) {
-    close(listed);
-    return false;
-  }
+  std::vector<std::string> names;
+  if (!ListFolderAt(dir, &names)) return false;
   std::vector<std::string> folders;
-  bool whole = true;
-  while (struct dirent* entry = readdir(stream)) {
-    std::string name = entry->d_name;
-    if (name == "." || name == "..") continue;
+  for (const std::string& name : names) {
     struct stat st;
     if (fstatat(dir, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone meanwhile
     if (S_ISDIR(st.st_mode)) {
       folders.push_back(name);
     } else if (S_ISREG(st.st_mode)) {
-      std::optional<std::string> content = ReadRegular(dir, name.c_str());
-      if (!content.has_value() || files->size() >= kMaxFiles) {
-        whole = false;
-        break;
-      }
+      std::optional<std::string> content = ReadRegularFileAt(dir, name.c_str());
+      if (!content.has_value() || files->size() >= kMaxFiles) return false;
       (*files)[absl::StrCat(path, "/", name)] = *std::move(content);
     }
   }
-  closedir(stream);
-  if (!whole) return false;
   for (const std::string& name : folders) {
     Fd sub(openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (sub.get() < 0) return false;
     if (top && name == "logs") {
-      if (std::optional<std::string> job = ReadRegular(sub.get(), "job.json")) {
+      if (std::optional<std::string> job = ReadRegularFileAt(sub.get(), "job.json")) {
         (*files)[absl::StrCat(path, "/logs/job.json")] = *std::move(job);
       }
       continue;
@@ -111,7 +81,7 @@ absl::StatusOr<StateSnapshot> ReadStateFolderHere(const std::string& folder,
   if (fstat(dir.get(), &st) != 0) return NotHere(folder, std::strerror(errno));
   if (st.st_uid != geteuid()) return NotHere(folder, "owned by another user");
   if ((st.st_mode & 077) != 0) return NotHere(folder, "open to other users");
-  std::optional<std::string> mark = ReadRegular(dir.get(), kAllocationMarkName);
+  std::optional<std::string> mark = ReadRegularFileAt(dir.get(), kAllocationMarkName);
   if (!mark.has_value()) return NotHere(folder, "no allocation's mark");
   if (absl::StripTrailingAsciiWhitespace(*mark) != job_id) {
     return NotHere(folder, absl::StrCat("marked by job ",

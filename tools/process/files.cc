@@ -1,5 +1,6 @@
 #include "tools/process/files.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -32,6 +33,19 @@ absl::Status WriteAll(int fd, absl::string_view data, const std::string& path) {
     data.remove_prefix(n);
   }
   return absl::OkStatus();
+}
+
+// The rest of the open file `fd` (`path` names it in errors).
+absl::StatusOr<std::string> ReadAll(int fd, const std::string& path) {
+  std::string content;
+  char buffer[65536];
+  while (true) {
+    ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return PathError("cannot read", path, errno);
+    if (n == 0) return content;
+    content.append(buffer, n);
+  }
 }
 
 // Creates a temporary file beside `path`, lets `fill` write it, then chmods,
@@ -78,21 +92,43 @@ absl::Status MakeDirs(const std::string& path) {
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return PathError("cannot open", path, errno);
-  std::string content;
-  char buffer[65536];
-  while (true) {
-    ssize_t n = read(fd, buffer, sizeof(buffer));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      close(fd);
-      return PathError("cannot read", path, err);
-    }
-    if (n == 0) break;
-    content.append(buffer, n);
-  }
+  absl::StatusOr<std::string> content = ReadAll(fd, path);
   close(fd);
   return content;
+}
+
+std::optional<std::string> ReadRegularFileAt(int dir, const char* name) {
+  int fd = openat(dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return std::nullopt;
+  struct stat st;
+  absl::StatusOr<std::string> content =
+      fstat(fd, &st) == 0 && S_ISREG(st.st_mode)
+          ? ReadAll(fd, name)
+          : absl::StatusOr<std::string>(absl::FailedPreconditionError("not a regular file"));
+  close(fd);
+  if (!content.ok()) return std::nullopt;
+  return *std::move(content);
+}
+
+bool ListFolderAt(int dir, std::vector<std::string>* names) {
+  // fdopendir takes the descriptor it is given: a copy, so `dir` stays.
+  int listed = dup(dir);
+  DIR* stream = listed < 0 ? nullptr : fdopendir(listed);
+  if (stream == nullptr) {
+    int err = errno;
+    if (listed >= 0) close(listed);
+    errno = err;
+    return false;
+  }
+  errno = 0;
+  while (dirent* entry = readdir(stream)) {
+    std::string name = entry->d_name;
+    if (name != "." && name != "..") names->push_back(std::move(name));
+  }
+  int err = errno;
+  closedir(stream);
+  errno = err;
+  return err == 0;
 }
 
 absl::Status WriteFileAtomic(const std::string& path, absl::string_view content, uint32_t mode,

@@ -6,7 +6,9 @@
 // WriteFile and PutFiles.
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,6 +21,16 @@ absl::Status MakeDirs(const std::string& path);
 
 // Reads a whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
+
+// The whole of the regular file `name` in the folder open at `dir`, not
+// through a symbolic link; nullopt for a link, for anything that is not a
+// regular file, and for a file that cannot be read.
+std::optional<std::string> ReadRegularFileAt(int dir, const char* name);
+
+// The names in the folder open at `dir`, "." and ".." left out, into
+// `*names`; false, with errno set, when it cannot be listed. `dir` stays
+// open, and the caller's.
+bool ListFolderAt(int dir, std::vector<std::string>* names);
 
 // What a replaced file must survive. Every replacement is atomic: a reader
 // sees the old file or the new one, never half of it. kCrash also waits for

@@ -1,10 +1,13 @@
 #include "tools/process/files.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -42,6 +45,29 @@ TEST(FilesTest, WriteFileAtomicCreatesParentsSetsModeAndReplaces) {
 TEST(FilesTest, ReadMissingFileIsNotFound) {
   EXPECT_THAT(ReadFileToString(TempDir() + "/missing"),
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing")));
+}
+
+// Through a folder's descriptor: names without "." and "..", and only a
+// regular file's bytes (not a link's target, not a folder).
+TEST(FilesTest, AFolderOpenAtADescriptorIsListedAndItsRegularFilesRead) {
+  std::string dir = TempDir();
+  ASSERT_THAT(WriteFileAtomic(dir + "/a", "alpha", 0600), IsOk());
+  ASSERT_THAT(MakeDirs(dir + "/d"), IsOk());
+  ASSERT_EQ(symlink((dir + "/a").c_str(), (dir + "/l").c_str()), 0);
+  int fd = open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  std::vector<std::string> names;
+  ASSERT_TRUE(ListFolderAt(fd, &names));
+  EXPECT_THAT(names, ::testing::UnorderedElementsAre("a", "d", "l"));
+  EXPECT_EQ(ReadRegularFileAt(fd, "a"), std::optional<std::string>("alpha"));
+  EXPECT_EQ(ReadRegularFileAt(fd, "l"), std::nullopt);
+  EXPECT_EQ(ReadRegularFileAt(fd, "d"), std::nullopt);
+  EXPECT_EQ(ReadRegularFileAt(fd, "missing"), std::nullopt);
+  // The descriptor is still the caller's, and still open.
+  names.clear();
+  EXPECT_TRUE(ListFolderAt(fd, &names));
+  EXPECT_EQ(close(fd), 0);
+  EXPECT_FALSE(ListFolderAt(fd, &names));
 }
 
 TEST(FilesTest, CopyFileAtomicCopiesContentAndMode) {

@@ -1,6 +1,5 @@
 #include "tools/sync/manifest.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <sys/stat.h>
@@ -19,6 +18,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "tools/process/fd.h"
+#include "tools/process/files.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/util/digest.h"
 #include "tools/util/status_macros.h"
@@ -100,24 +101,13 @@ absl::StatusOr<ManifestEntry> EntryAt(const std::string& local_path, std::string
 absl::Status Walk(int dir, const std::string& root, const std::string& relative,
                   const std::vector<std::string>& exclude, DigestCache* cache,
                   std::vector<ManifestEntry>* entries) {
-  const std::string dir_path = relative.empty() ? root : absl::StrCat(root, "/", relative);
-  int listed = dup(dir);
-  DIR* handle = listed < 0 ? nullptr : fdopendir(listed);
-  if (handle == nullptr) {
-    absl::Status status = ErrnoError("cannot list", dir_path);
-    if (listed >= 0) close(listed);
-    return status;
-  }
   std::vector<std::string> names;
-  while (dirent* entry = readdir(handle)) {
-    absl::string_view name = entry->d_name;
-    if (name == "." || name == "..") continue;
+  if (!ListFolderAt(dir, &names)) {
+    return ErrnoError("cannot list", relative.empty() ? root : absl::StrCat(root, "/", relative));
+  }
+  for (const std::string& name : names) {
     // The node-side state folder is never part of what is synced.
     if (relative.empty() && name == kStateDirName) continue;
-    names.emplace_back(name);
-  }
-  closedir(handle);
-  for (const std::string& name : names) {
     if (IsExcluded(name, exclude)) continue;
     std::string child = relative.empty() ? name : absl::StrCat(relative, "/", name);
     std::string path = absl::StrCat(root, "/", child);
@@ -126,11 +116,9 @@ absl::Status Walk(int dir, const std::string& root, const std::string& relative,
       return ErrnoError("cannot stat", path);
     }
     if (S_ISDIR(st.st_mode)) {
-      int sub = openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub < 0) return ErrnoError("cannot list", path);
-      absl::Status walked = Walk(sub, root, child, exclude, cache, entries);
-      close(sub);
-      FP_RETURN_IF_ERROR(walked);
+      Fd sub(openat(dir, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (sub.get() < 0) return ErrnoError("cannot list", path);
+      FP_RETURN_IF_ERROR(Walk(sub.get(), root, child, exclude, cache, entries));
       continue;
     }
     // A symlink counts as the file it points at; dangling links, links to
@@ -207,11 +195,9 @@ absl::StatusOr<Manifest> BuildManifest(const std::string& root,
         absl::StrCat("cannot sync from ", root, ": not a directory"));
   }
   Manifest manifest;
-  int dir = open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dir < 0) return ErrnoError("cannot list", root);
-  absl::Status walked = Walk(dir, root, "", exclude, cache, &manifest.entries);
-  close(dir);
-  FP_RETURN_IF_ERROR(walked);
+  Fd dir(open(root.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir.get() < 0) return ErrnoError("cannot list", root);
+  FP_RETURN_IF_ERROR(Walk(dir.get(), root, "", exclude, cache, &manifest.entries));
   SortEntries(&manifest.entries);
   return manifest;
 }
