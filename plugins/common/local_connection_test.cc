@@ -162,10 +162,9 @@ TEST(LocalConnectionTest, CancelClosesHeldStdin) {
   ASSERT_TRUE(sink.WaitFor("\n"));
   absl::SleepFor(absl::Milliseconds(100));
   EXPECT_THAT(sink.text(), Not(HasSubstr("saw-eof"))) << "stdin must stay open";
-  absl::Time start = absl::Now();
   cancel.Notify();
   runner.join();
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
+  // Ended by EOF (status 0, its last echo), not by a signal.
   ASSERT_THAT(status, IsOk());
   EXPECT_EQ(*status, 0);
   EXPECT_THAT(sink.text(), HasSubstr("saw-eof\n"));

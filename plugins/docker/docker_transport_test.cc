@@ -224,13 +224,13 @@ TEST_F(DockerTransportTest, CancelClosesStdinOfHeldCommand) {
   std::thread runner(
       [&] { status = connection_->Run(command, output.Callback(), &cancel); });
   ASSERT_TRUE(output.WaitFor("started\n", absl::Seconds(10)));
-  absl::Time cancelled = absl::Now();
   cancel.Notify();
   runner.join();
   EXPECT_THAT(status, IsOkAndHolds(0));
+  // Ended by EOF, not by the signals that follow the stdin grace: those
+  // would end the shell before its last echo (no bound on time, which is
+  // the machine's load).
   EXPECT_EQ(output.text(), "started\nsaw-eof\n");
-  // Ended by EOF, not by the signals that follow the stdin grace.
-  EXPECT_LT(absl::Now() - cancelled, absl::Milliseconds(300));
 }
 
 TEST_F(DockerTransportTest, CancelSignalsCommandThatIgnoresStdin) {
@@ -252,8 +252,9 @@ TEST_F(DockerTransportTest, CancelSignalsCommandThatIgnoresStdin) {
 }
 
 TEST_F(DockerTransportTest, CancelSignalsAtOnceACommandThatDoesNotHoldStdin) {
-  // A long stdin grace that a command not holding stdin must not wait for.
-  DockerTransport patient(DockerOptions{absl::Seconds(10), absl::Milliseconds(500)});
+  // A long stdin grace that a command not holding stdin must not wait for
+  // (the bound below is half of it, so the machine's load does not decide).
+  DockerTransport patient(DockerOptions{absl::Seconds(60), absl::Milliseconds(500)});
   FP_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Connection> connection,
                           patient.Connect(*spec_, spec_->nodes[0], {}));
   Output output;
@@ -265,7 +266,7 @@ TEST_F(DockerTransportTest, CancelSignalsAtOnceACommandThatDoesNotHoldStdin) {
   absl::Time cancelled = absl::Now();
   cancel.Notify();
   runner.join();
-  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(5));
+  EXPECT_LT(absl::Now() - cancelled, absl::Seconds(30));
   EXPECT_THAT(status, IsOkAndHolds(143));  // SIGTERM
   EXPECT_EQ(Run({"pgrep -f 'sleep 100[34]' || echo none"}),
             std::make_pair(0, std::string("none\n")));

@@ -365,20 +365,18 @@ TEST_F(SshTransportTest, CancelClosesStdinAndEndsTheRemoteCommand) {
   FP_ASSERT_OK_AND_ASSIGN(auto connection, Connect());
   std::string pid_file = MakeTempDir() + "/cat.pid";
   absl::Notification cancel;
-  absl::Time cancelled_at;
   std::thread canceller([&] {
     // Cancel once the remote cat runs.
     while (!ReadFileToString(pid_file).ok()) absl::SleepFor(absl::Milliseconds(10));
-    cancelled_at = absl::Now();
     cancel.Notify();
   });
   CommandSpec cat{absl::StrCat("echo $$ > ", pid_file, "; exec cat")};
   cat.hold_stdin = true;
   Result result = Run(*connection, cat, &cancel);
   canceller.join();
-  EXPECT_EQ(result.exit, 0);  // cat ends by itself at EOF, before any signal
-  // Within the stdin grace (2 s) of the cancel: no signal was needed.
-  EXPECT_LT(absl::Now() - cancelled_at, absl::Seconds(2));
+  // cat ends by itself at EOF, before any signal (one would read 128+N),
+  // however long the machine's load made that take.
+  EXPECT_EQ(result.exit, 0);
   Result alive = Run(*connection, {absl::StrCat("kill -0 $(cat ", pid_file, ")")});
   EXPECT_NE(alive.exit, 0) << "remote cat still runs";
 }

@@ -207,9 +207,8 @@ TEST_F(AgentTest, DetachedAgentOutlivesItsCallerUntilStopped) {
   args.push_back("--detach");
   args.push_back("--run-id=r1");
   args.insert(args.end(), {"--", fake_rank_, "-1", "0", "hang"});
-  absl::Time start = absl::Now();
+  // The ranks hang forever: that Run returns at all says it did not wait.
   EXPECT_EQ(Run(args), 0) << output_;
-  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
   EXPECT_THAT(output_, HasSubstr("n2: ranks started (agent "));
   EXPECT_THAT(output_, HasSubstr("run r1)"));
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
@@ -261,23 +260,25 @@ TEST_F(AgentTest, FollowingLogsEndsWithTheJobAndItsStatus) {
 TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
   std::string report = dir_ + "/launch.report";
   std::vector<std::string> args = Flags();
+  // The ranks end once the test lets them (the file `go`): the report
+  // comes before that, whatever the machine's load.
+  std::string go = dir_ + "/go";
   args.insert(args.end(), {"--detach", "--run-id=r3", "--", "/bin/sh", "-c",
-                           "sleep 2; exit $((RANK - 2))"});
+                           "while [ ! -e " + go + " ]; do sleep 0.05; done; exit $((RANK - 2))"});
   absl::Time start = absl::Now();
   auto agent = StartAgentWith(args, {{"FLEETPLAN_LAUNCH_REPORT", report}});
   absl::StatusOr<std::string> said;
-  while (!(said = ReadFileToString(report)).ok() && absl::Now() - start < absl::Seconds(5)) {
+  while (!(said = ReadFileToString(report)).ok() && absl::Now() - start < absl::Seconds(60)) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   ASSERT_THAT(said, IsOk());
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2));
   EXPECT_THAT(*said, ::testing::StartsWith("0\nn2: ranks started (agent "));
   EXPECT_FALSE(agent->TryWait().has_value()) << "the launch returned while the agent runs";
+  ASSERT_THAT(WriteFileAtomic(go, "", 0644), IsOk());
   // The job failed (rank 3's status 1) and the agent wrote it down: an
   // orderly end, not an agent's failure that the step must end everywhere.
   EXPECT_EQ(WaitForExit(*agent), 0) << output_;
   EXPECT_THAT(output_, HasSubstr("n2: the job ended failed (exit 1)"));
-  EXPECT_GE(absl::Now() - start, absl::Seconds(2));
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState state, Stored());
   EXPECT_EQ(state.phase, JobPhase::kFailed);
   for (const RankState& rank : state.ranks) EXPECT_FALSE(ProcessRunning(rank.pid));
@@ -287,7 +288,7 @@ TEST_F(AgentTest, AReportedLaunchSaysSoInItsFileAndStaysUntilTheJobEnds) {
   hanging.insert(hanging.end(), {"--detach", "--run-id=r4", "--", fake_rank_, "-1", "0", "hang"});
   ASSERT_EQ(unlink(report.c_str()), 0);
   auto killed = StartAgentWith(hanging, {{"FLEETPLAN_LAUNCH_REPORT", report}});
-  while (!ReadFileToString(report).ok() && absl::Now() - start < absl::Seconds(15)) {
+  while (!ReadFileToString(report).ok() && absl::Now() - start < absl::Seconds(120)) {
     absl::SleepFor(absl::Milliseconds(20));
   }
   FP_ASSERT_OK_AND_ASSIGN(state, Stored());

@@ -126,9 +126,9 @@ TEST(SubprocessTest, StopAllKillsProcessGroupsIncludingGrandchildren) {
   ASSERT_TRUE(ProcessRunning(grandchild));
 
   Subprocess* all[] = {a.get(), b.get()};
-  absl::Time start = absl::Now();
   StopAll(all, absl::Seconds(5), [](size_t, absl::string_view) {});
-  EXPECT_LT(absl::Now() - start, absl::Seconds(2)) << "SIGTERM should suffice";
+  // SIGTERM sufficed: the statuses say so (SIGKILL after the grace would
+  // read 137), whatever the machine's load.
   EXPECT_EQ(*a->exit_status(), 128 + SIGTERM);
   EXPECT_EQ(*b->exit_status(), 128 + SIGTERM);
   EXPECT_TRUE(WaitUntilGone(grandchild));
