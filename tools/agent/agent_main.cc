@@ -65,30 +65,12 @@ int Launch(const AgentLaunch& command) {
                                                         " this user's alone (chmod 700)")));
   }
   NodeAgentOptions options;
-  options.node = command.node;
-  options.first_rank = command.first_rank;
-  options.nproc = command.nproc;
-  options.restarts = command.restarts;
-  options.log_dir = command.log_dir;
-  options.grace_period = command.grace_period;
-  options.program = command.program;
-  options.launcher = {command.launcher, command.local_rank_arg};
-  options.run_id = command.run_id;
+  options.request = command;
   if (const char* from_env = std::getenv("FLEETPLAN_RUN_ID");
-      options.run_id.empty() && from_env != nullptr) {
-    options.run_id = from_env;
+      options.request.run_id.empty() && from_env != nullptr) {
+    options.request.run_id = from_env;
   }
-  options.nodes = command.nodes;
-  options.supervisor_port = command.supervisor_port;
-  options.coordinator = command.coordinator;
-  options.heartbeat_timeout = command.heartbeat_timeout;
-  options.hang_timeout = command.hang_timeout;
-  options.progress_pattern = command.progress;
-  options.spares = command.spares;
-  options.min_nodes = command.min_nodes;
-  if (command.max_node_losses >= 0) options.max_node_losses = command.max_node_losses;
-  options.rejoin_at_once = command.rejoin == "restart";
-  if (command.elastic) options.rejoin_window = kRejoinWindow;
+  if (command.supervision.rejoins) options.rejoin_window = kRejoinWindow;
   absl::StatusOr<std::optional<JobKey>> key = ReadKey(command.key_file);
   if (!key.ok()) return Fail(key.status(), kExitBadInput);
   options.job_key = *key;

@@ -25,22 +25,19 @@ constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
 
 absl::Status CoordinatorAgent::SetUp(absl::Time now) {
   JobCoordinator::Options job;
-  job.nodes = options_.nodes.empty() ? std::vector<std::string>{options_.node} : options_.nodes;
-  job.max_restarts = options_.restarts;
-  job.join_timeout = options_.heartbeat_timeout;
+  job.nodes = request_.supervision.nodes.empty() ? std::vector<std::string>{request_.node} : request_.supervision.nodes;
+  job.max_restarts = request_.restarts;
+  job.join_timeout = request_.supervision.heartbeat_timeout;
   job.restart_backoff = options_.restart_backoff;
-  job.hang_timeout = options_.hang_timeout;
+  job.hang_timeout = request_.hang_timeout;
   // The stack tools' own timeout, and a margin for the message.
   job.collect_timeout = options_.stack_tools.tool_timeout * 2 + absl::Seconds(10);
-  job.spares = options_.spares;
-  job.min_nodes = options_.min_nodes;
-  job.max_node_losses = options_.max_node_losses;
-  job.rejoin_at_once = options_.rejoin_at_once;
+  job.elastic = request_.supervision.elastic;
   if (job.nodes.size() > 1) {
-    int fd = BindAnyAddress(options_.supervisor_port);
+    int fd = BindAnyAddress(request_.supervision.supervisor_port);
     if (fd < 0) {
       return absl::UnavailableError(absl::StrCat("cannot listen on supervisor port ",
-                                                 options_.supervisor_port, ": ",
+                                                 request_.supervision.supervisor_port, ": ",
                                                  std::strerror(-fd)));
     }
     listener_ = Fd(fd);
@@ -48,9 +45,9 @@ absl::Status CoordinatorAgent::SetUp(absl::Time now) {
                                                      *options_.job_key, kSupervisionPurpose));
   }
   job_ = std::make_unique<JobCoordinator>(job, now);
-  state_.run_id = options_.run_id.empty() ? MakeRunId(now, getpid()) : options_.run_id;
-  FP_ASSIGN_OR_RETURN(run_dir_, CreateRunDir(options_.log_dir, state_.run_id));
-  job_->Joined(options_.node, options_.nproc);
+  state_.run_id = request_.run_id.empty() ? MakeRunId(now, getpid()) : request_.run_id;
+  FP_ASSIGN_OR_RETURN(run_dir_, CreateRunDir(request_.log_dir, state_.run_id));
+  job_->Joined(request_.node, request_.nproc);
   WriteState(now);
   return absl::OkStatus();
 }
@@ -142,26 +139,26 @@ void CoordinatorAgent::Hello(PeerChannel& channel, const HelloMessage& hello) {
   }
   channel.peer = hello.node;
   job_->Joined(hello.node, hello.nproc);
-  channel.Send(WelcomeMessage{state_.run_id, options_.node});
+  channel.Send(WelcomeMessage{state_.run_id, request_.node});
 }
 
 void CoordinatorAgent::RanksStarted(int generation) {
-  job_->Started(options_.node, generation);
+  job_->Started(request_.node, generation);
   state_.phase = job_->phase();
 }
 
 void CoordinatorAgent::RanksEnded(const std::map<int, int>& statuses,
                                   const std::map<int, int>& failed,
                                   const std::optional<RankError>& error) {
-  job_->RanksEnded(options_.node, state_.generation, statuses, failed, error);
+  job_->RanksEnded(request_.node, state_.generation, statuses, failed, error);
 }
 
 void CoordinatorAgent::RanksProgressed(absl::Time now) {
-  job_->Progressed(options_.node, state_.generation, now);
+  job_->Progressed(request_.node, state_.generation, now);
 }
 
 void CoordinatorAgent::StacksCollected(int generation, std::vector<RankStack> ranks) {
-  job_->StacksReported(options_.node, generation, ranks);
+  job_->StacksReported(request_.node, generation, ranks);
 }
 
 bool CoordinatorAgent::Keep(PeerChannel& worker, absl::Time now, absl::Time* least_recent) {
@@ -174,8 +171,8 @@ bool CoordinatorAgent::Keep(PeerChannel& worker, absl::Time now, absl::Time* lea
   std::string lost;
   if (worker.closed()) {
     lost = "its agent's connection closed";
-  } else if (now - worker.last_heard() > options_.heartbeat_timeout) {
-    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(options_.heartbeat_timeout));
+  } else if (now - worker.last_heard() > request_.supervision.heartbeat_timeout) {
+    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(request_.supervision.heartbeat_timeout));
   }
   if (lost.empty()) {
     if (!worker.peer.empty()) *least_recent = std::min(*least_recent, worker.last_heard());
@@ -252,7 +249,7 @@ void CoordinatorAgent::Carry(const JobCoordinator::Order& order) {
       StopLocalRanks();
       break;
     case JobCoordinator::Order::Kind::kCollectStacks:
-      Say(absl::StrCat("no rank made progress for ", absl::FormatDuration(options_.hang_timeout),
+      Say(absl::StrCat("no rank made progress for ", absl::FormatDuration(request_.hang_timeout),
                        ": collecting every rank's stacks"));
       for (auto& worker : workers_) {
         if (!worker->peer.empty()) worker->Send(CollectStacksMessage{order.generation});

@@ -90,7 +90,7 @@ bool SayLaunched(const std::string& report, int status, const std::string& words
 // What the agent that said it started is doing: running its ranks, or (in
 // an elastic job) waiting as a spare, which its job.json says.
 std::string StartedWhat(const NodeAgentOptions& options) {
-  absl::StatusOr<std::string> json = ReadFileToString(JobStatePath(options.log_dir));
+  absl::StatusOr<std::string> json = ReadFileToString(JobStatePath(options.request.log_dir));
   absl::StatusOr<NodeJobState> state =
       json.ok() ? JobStateFromJson(*json) : absl::StatusOr<NodeJobState>(json.status());
   if (state.ok() && state->waiting == "spare") return "waiting as a spare, no rank started";
@@ -105,15 +105,15 @@ std::string StartedWhat(const NodeAgentOptions& options) {
 // that end down as this one exits. That is 0, with the job's end said.
 int StepTaskStatus(const NodeAgentOptions& options, pid_t agent, int code) {
   if (code == 0) return 0;
-  absl::StatusOr<std::string> json = ReadFileToString(JobStatePath(options.log_dir));
+  absl::StatusOr<std::string> json = ReadFileToString(JobStatePath(options.request.log_dir));
   if (!json.ok()) return code;
   absl::StatusOr<NodeJobState> state = JobStateFromJson(*json);
   if (!state.ok() || !IsFinal(state->phase) || state->agent_pid != agent ||
-      (!options.run_id.empty() && state->run_id != options.run_id)) {
+      (!options.request.run_id.empty() && state->run_id != options.request.run_id)) {
     return code;
   }
   std::fprintf(stderr, "%s: the job ended %s (exit %d); this agent ended with it\n",
-               options.node.c_str(), std::string(JobPhaseName(state->phase)).c_str(), code);
+               options.request.node.c_str(), std::string(JobPhaseName(state->phase)).c_str(), code);
   return 0;
 }
 
@@ -177,7 +177,7 @@ int RunForeground(NodeAgentOptions options) { return RunAgent(options, /*detache
 
 int RunDetached(NodeAgentOptions options) {
   std::string report = TakeLaunchReport();
-  if (absl::Status made = MakeDirs(options.log_dir); !made.ok()) {
+  if (absl::Status made = MakeDirs(options.request.log_dir); !made.ok()) {
     std::fprintf(stderr, "fleetplan-agent: %s\n", std::string(made.message()).c_str());
     return 1;
   }
@@ -186,7 +186,7 @@ int RunDetached(NodeAgentOptions options) {
     std::perror("fleetplan-agent: pipe");
     return 1;
   }
-  std::string agent_log = AgentLogPath(options.log_dir);
+  std::string agent_log = AgentLogPath(options.request.log_dir);
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) {
@@ -200,9 +200,9 @@ int RunDetached(NodeAgentOptions options) {
   close(ready[1]);
   if (ReadyByte(ready[0]) == 'S') {
     bool said = SayLaunched(report, 0,
-                            absl::StrCat(options.node, ": ", StartedWhat(options), " (agent ",
+                            absl::StrCat(options.request.node, ": ", StartedWhat(options), " (agent ",
                                          pid, ", run ",
-                                         options.run_id.empty() ? "?" : options.run_id, ")"));
+                                         options.request.run_id.empty() ? "?" : options.request.run_id, ")"));
     if (report.empty()) return 0;
     // A report nobody can read: the launch would wait for it in vain.
     if (!said) kill(pid, SIGTERM);

@@ -20,14 +20,14 @@ std::string Nodes(int count) { return absl::StrCat(count, count == 1 ? " node" :
 JobCoordinator::JobCoordinator(Options options, absl::Time now)
     : options_(std::move(options)),
       joining_since_(now),
-      membership_(options_.nodes, options_.spares) {}
+      membership_(options_.nodes, options_.elastic.spares) {}
 
 bool JobCoordinator::Elastic() const {
-  return !options_.spares.empty() || MinNodes() < static_cast<int>(membership_.full_size());
+  return !options_.elastic.spares.empty() || MinNodes() < static_cast<int>(membership_.full_size());
 }
 
 int JobCoordinator::MinNodes() const {
-  return options_.min_nodes > 0 ? options_.min_nodes
+  return options_.elastic.min_nodes > 0 ? options_.elastic.min_nodes
                                 : static_cast<int>(membership_.full_size());
 }
 
@@ -124,7 +124,9 @@ bool JobCoordinator::AllNodesIn(const std::set<std::string>& nodes) const {
 }
 
 bool JobCoordinator::ShouldGrow() const {
-  return options_.rejoin_at_once && !membership_.Standby().empty() &&
+  // "restart": a node that came back grows the job at once; else at the
+  // next failure.
+  return options_.elastic.rejoin == "restart" && !membership_.Standby().empty() &&
          membership_.members().size() < membership_.full_size();
 }
 
@@ -227,12 +229,12 @@ void JobCoordinator::PollStopping(absl::Time now, std::vector<Order>* orders) {
 bool JobCoordinator::MayRunOn(const std::vector<std::string>& next) {
   std::string lost = absl::StrJoin(membership_.LostNow(), ", ");
   std::string last = membership_.lost().empty() ? "" : membership_.lost().back().node;
-  if (options_.max_node_losses.has_value() &&
-      membership_.node_losses() > *options_.max_node_losses) {
+  if (options_.elastic.max_node_losses >= 0 &&
+      membership_.node_losses() > options_.elastic.max_node_losses) {
     failure_ = JobFailure{last, -1, 1,
                           absl::StrCat("lost ", Nodes(membership_.node_losses()),
                                        ", more than max_node_losses = ",
-                                       *options_.max_node_losses, " (lost now: ", lost, ")")};
+                                       options_.elastic.max_node_losses, " (lost now: ", lost, ")")};
     return false;
   }
   if (static_cast<int>(next.size()) >= MinNodes()) return true;

@@ -46,6 +46,7 @@
 #include "tools/agent/membership.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/stack_report.h"
+#include "tools/protocol/supervision.h"
 
 namespace fleetplan {
 
@@ -60,14 +61,9 @@ class JobCoordinator {
     absl::Duration hang_timeout = absl::ZeroDuration();
     // How long nodes get to report their ranks' stacks.
     absl::Duration collect_timeout = absl::Seconds(60);
-    // An elastic job: nodes in reserve (among `nodes`, never the first),
-    // the fewest nodes it runs on (0: every node that is no spare), the
-    // losses it survives (nullopt: any), and whether a node that comes back
-    // grows the job at once.
-    std::vector<std::string> spares;
-    int min_nodes = 0;
-    std::optional<int> max_node_losses;
-    bool rejoin_at_once = true;
+    // An elastic job's policy as the launch carried it (spares among
+    // `nodes`, never the first).
+    ElasticPolicy elastic;
   };
 
   // Sent to every node.

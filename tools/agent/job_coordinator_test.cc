@@ -307,8 +307,8 @@ JobCoordinator::Options Elastic(int min_nodes, std::vector<std::string> spares =
                                 int restarts = 0) {
   JobCoordinator::Options options;
   options.nodes = {"a", "b", "c", "d"};
-  options.spares = std::move(spares);
-  options.min_nodes = min_nodes;
+  options.elastic.spares = std::move(spares);
+  options.elastic.min_nodes = min_nodes;
   options.max_restarts = restarts;
   options.join_timeout = absl::Seconds(30);
   options.restart_backoff = absl::Seconds(1);
@@ -417,7 +417,7 @@ TEST(ElasticJobTest, ALostSpareOnlyLeavesTheReserve) {
 
 TEST(ElasticJobTest, MaxNodeLossesEndsAJobThatKeepsLosingNodes) {
   JobCoordinator::Options options = Elastic(/*min_nodes=*/2);
-  options.max_node_losses = 1;
+  options.elastic.max_node_losses = 1;
   JobCoordinator job(options, kT0);
   JoinFour(job, {"a", "b", "c", "d"});
   job.Lost("c", "no heartbeat for 3s", kT0);
@@ -479,7 +479,7 @@ TEST(ElasticJobTest, ANodeThatComesBackGrowsTheJobAtOnce) {
 
 TEST(ElasticJobTest, WithRejoinAtTheNextFailureANodeBackWaitsForIt) {
   JobCoordinator::Options options = Elastic(/*min_nodes=*/3, {}, /*restarts=*/1);
-  options.rejoin_at_once = false;
+  options.elastic.rejoin = "next-failure";
   JobCoordinator job(options, kT0);
   JoinFour(job, {"a", "b", "c", "d"});
   job.Lost("d", "no heartbeat for 3s", kT0);

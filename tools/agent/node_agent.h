@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "tools/agent/stack_collector.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/job_state.h"
 #include "tools/protocol/launcher_contract.h"
 #include "tools/secure/job_key.h"
@@ -40,52 +41,27 @@ namespace fleetplan {
 // reboot, bounded so that nothing waits forever for a chief that is gone.
 inline constexpr absl::Duration kRejoinWindow = absl::Minutes(10);
 
+// A launch as the node parsed it, and what the agent's caller adds at run
+// time: the key read from its file, the file descriptors it watches, its
+// hooks.
 struct NodeAgentOptions {
-  std::string node;     // for the [node/rank] prefix and job.json
-  int first_rank = 0;   // RANK of LOCAL_RANK 0
-  int nproc = 1;        // ranks to start
-  int restarts = 0;     // whole-job restarts (the coordinator's budget)
-  std::string log_dir;  // job.json, rank logs (see job_state.h)
-  // The same on every node of one run; empty: the coordinator makes one
-  // and tells the workers.
-  std::string run_id;
-  absl::Duration grace_period = absl::Seconds(10);  // SIGTERM → SIGKILL
-  std::vector<std::string> program;                 // the job's argv
-  // Whose contract the ranks see: its variables, and its local-rank
-  // argument put into `program` (tools/protocol/launcher_contract.h).
-  LauncherConfig launcher;
-
-  // A coordinator lists every node of the job, its own included (empty:
-  // this node alone) and listens on `supervisor_port` when there are
-  // others; a worker names the coordinator as HOST:PORT instead.
-  std::vector<std::string> nodes;
-  int supervisor_port = 0;
-  std::string coordinator;
-  absl::Duration heartbeat_timeout = absl::Seconds(30);
-  // The job's key, which every connection between agents proves (TLS with
-  // it as pre-shared key, tools/secure/tls_channel.h); required unless
-  // this node is the job's only one.
+  // What apply asked for (tools/protocol/agent_command.h), checked by its
+  // Check(). `request.run_id` empty: the coordinator makes one and tells
+  // the workers.
+  AgentLaunch request;
+  // The job's key (read from `request.key_file`), which every connection
+  // between agents proves (TLS with it as pre-shared key,
+  // tools/secure/tls_channel.h); required unless this node is the job's
+  // only one.
   std::optional<JobKey> job_key;
   absl::Duration restart_backoff = absl::Seconds(1);
-  // Every agent samples its ranks' progress and says when they progressed;
-  // the coordinator declares the job hung after this long without, and
-  // every agent then reports its ranks' stacks (hang_watch.h). Zero: off.
-  absl::Duration hang_timeout = absl::ZeroDuration();
-  // The stack tools and their timeout (tests name missing ones).
+  // The stack tools and their timeout (tests name missing ones); the
+  // agent samples its ranks' progress for `request.hang_timeout`
+  // (hang_watch.h).
   StackCollectorOptions stack_tools;
-  // The spec's [job] progress pattern (rank_group.h).
-  std::string progress_pattern;
-  // An elastic job, on the coordinator: nodes in reserve, the fewest nodes
-  // the job runs on (0: every node that is no spare), the node losses it
-  // survives (nullopt: any), and whether a node that comes back grows the
-  // job at once (else at the next restart): job_coordinator.h.
-  std::vector<std::string> spares;
-  int min_nodes = 0;
-  std::optional<int> max_node_losses;
-  bool rejoin_at_once = true;
-  // An elastic job, on a worker: how long it tries to reach the
-  // coordinator again after losing it, its ranks stopped (kRejoinWindow);
-  // zero: it ends at once.
+  // A worker whose request rejoins (an elastic job): how long it tries to
+  // reach the coordinator again after losing it, its ranks stopped
+  // (kRejoinWindow; tests shorten it); zero: it ends at once.
   absl::Duration rejoin_window = absl::ZeroDuration();
 
   // End-of-file here stops the job (a foreground agent whose caller went
@@ -108,7 +84,8 @@ struct NodeAgentOptions {
 // (also written to job.json). Its exit_status is the job's: 0 when every
 // rank of every node succeeded, that of the first failing rank, 1 for a
 // lost node or coordinator, 143 when stopped. InvalidArgument for bad
-// options; an error creating the log directory is returned too.
+// options (the request's Check(), or no key where one is needed); an
+// error creating the log directory is returned too.
 absl::StatusOr<NodeJobState> RunNodeAgent(const NodeAgentOptions& options);
 
 }  // namespace fleetplan

@@ -98,13 +98,13 @@ class NodeAgentTest : public ::testing::Test {
 
   NodeAgentOptions Options(int nproc, std::vector<std::string> args) {
     NodeAgentOptions options;
-    options.node = "n1";
-    options.first_rank = 4;
-    options.nproc = nproc;
-    options.log_dir = dir_ + "/logs";
-    options.grace_period = absl::Seconds(5);
-    options.program = {fake_rank_};
-    options.program.insert(options.program.end(), args.begin(), args.end());
+    options.request.node = "n1";
+    options.request.first_rank = 4;
+    options.request.nproc = nproc;
+    options.request.log_dir = dir_ + "/logs";
+    options.request.grace_period = absl::Seconds(5);
+    options.request.program = {fake_rank_};
+    options.request.program.insert(options.request.program.end(), args.begin(), args.end());
     options.stdin_fd = -1;
     options.output_fd = out_fd_;
     return options;
@@ -163,7 +163,7 @@ TEST_F(NodeAgentTest, AllRanksSucceedWithPrefixedOutputLogsAndResult) {
 // the rank logs; a missing stack tool is a named skip.
 TEST_F(NodeAgentTest, RanksWithoutProgressHangTheJobWithTheirStacks) {
   NodeAgentOptions options = Options(3, {"none", "0", "hang"});
-  options.hang_timeout = absl::Seconds(2);
+  options.request.hang_timeout = absl::Seconds(2);
   options.stack_tools.gdb = {"fleetplan-no-such-gdb"};
   absl::Time start = absl::Now();
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
@@ -191,7 +191,7 @@ TEST_F(NodeAgentTest, RanksWithoutProgressHangTheJobWithTheirStacks) {
 
 TEST_F(NodeAgentTest, AHungJobNamesAStackToolThatIsMissing) {
   NodeAgentOptions options = Options(2, {"none", "0", "hang"});
-  options.hang_timeout = absl::Seconds(2);
+  options.request.hang_timeout = absl::Seconds(2);
   options.stack_tools.eu_stack = {"fleetplan-no-such-eu-stack"};
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 124);
@@ -248,7 +248,7 @@ TEST_F(NodeAgentTest, RankKilledBySignalGives128PlusSignal) {
 
 TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
   NodeAgentOptions options = Options(2, {"5", "7", "exit"});
-  options.restarts = 2;
+  options.request.restarts = 2;
   options.restart_backoff = absl::Milliseconds(10);
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 7);
@@ -266,7 +266,7 @@ TEST_F(NodeAgentTest, RestartsTheWholeSetUpToTheLimit) {
 
 TEST_F(NodeAgentTest, ARestartCanSucceed) {
   NodeAgentOptions options = Options(2, {"4", "1", "exit", dir_ + "/failed-once"});
-  options.restarts = 3;
+  options.request.restarts = 3;
   options.restart_backoff = absl::Milliseconds(10);
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 0);
@@ -304,7 +304,7 @@ TEST_F(NodeAgentTest, StdinEndOfFileStopsEveryRank) {
 
 TEST_F(NodeAgentTest, MissingProgramIsAFailedRank) {
   NodeAgentOptions options = Options(2, {});
-  options.program = {dir_ + "/no-such-program"};
+  options.request.program = {dir_ + "/no-such-program"};
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 127);
   EXPECT_EQ(result.failure->rank, 4);
@@ -315,7 +315,7 @@ TEST_F(NodeAgentTest, BadOptionsAreInvalidArgument) {
   EXPECT_THAT(RunNodeAgent(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("--nproc")));
   options = Options(1, {});
-  options.program.clear();
+  options.request.program.clear();
   EXPECT_THAT(RunNodeAgent(options),
               StatusIs(absl::StatusCode::kInvalidArgument, HasSubstr("program")));
 }
@@ -330,9 +330,9 @@ TEST_F(NodeAgentTest, RestartedRanksSeeTorchrunsRestartCountAndRunId) {
                               0755),
               IsOk());
   NodeAgentOptions options = Options(1, {});
-  options.program = {program};
-  options.restarts = 1;
-  options.run_id = "run-7";
+  options.request.program = {program};
+  options.request.restarts = 1;
+  options.request.run_id = "run-7";
   options.restart_backoff = absl::Milliseconds(10);
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 0);
@@ -350,14 +350,14 @@ TEST_F(NodeAgentTest, RanksSeeOnlyTheirLaunchersVariablesAndArgument) {
                               0755),
               IsOk());
   NodeAgentOptions options = Options(2, {});
-  options.program = {program, "--epochs=1"};
-  options.run_id = "run-9";
-  options.launcher = {Launcher::kMpirun, ""};
+  options.request.program = {program, "--epochs=1"};
+  options.request.run_id = "run-9";
+  options.request.launcher = {Launcher::kMpirun, ""};
   FP_ASSERT_OK_AND_ASSIGN(NodeJobState result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 0);
   EXPECT_THAT(Output(), HasSubstr("[n1/5] args=--epochs=1 ompi=5/1 rank=unset elastic=unset\n"));
 
-  options.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
+  options.request.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
   FP_ASSERT_OK_AND_ASSIGN(result, RunNodeAgent(options));
   EXPECT_EQ(result.exit_status, 0);
   EXPECT_THAT(Output(), HasSubstr("[n1/5] args=--local_rank=1 --epochs=1 ompi=unset/unset "
@@ -371,18 +371,18 @@ class JobTest : public NodeAgentTest {
   NodeAgentOptions Node(const std::string& name, int first_rank, int nproc,
                         std::vector<std::string> args) {
     NodeAgentOptions options = Options(nproc, std::move(args));
-    options.node = name;
-    options.first_rank = first_rank;
-    options.log_dir = absl::StrCat(dir_, "/", name);
-    options.heartbeat_timeout = absl::Seconds(3);
+    options.request.node = name;
+    options.request.first_rank = first_rank;
+    options.request.log_dir = absl::StrCat(dir_, "/", name);
+    options.request.supervision.heartbeat_timeout = absl::Seconds(3);
     options.restart_backoff = absl::Milliseconds(50);
-    options.run_id = "job-1";
+    options.request.run_id = "job-1";
     options.job_key = TestKey();
     if (name == "a") {
-      options.nodes = {"a", "b", "c"};
-      options.supervisor_port = port_;
+      options.request.supervision.nodes = {"a", "b", "c"};
+      options.request.supervision.supervisor_port = port_;
     } else {
-      options.coordinator = absl::StrCat("127.0.0.1:", port_);
+      options.request.supervision.coordinator = absl::StrCat("127.0.0.1:", port_);
     }
     return options;
   }
@@ -391,9 +391,9 @@ class JobTest : public NodeAgentTest {
   std::map<std::string, NodeJobState> RunJob(std::vector<NodeAgentOptions> nodes) {
     std::map<std::string, absl::StatusOr<NodeJobState>> results;
     std::vector<std::thread> threads;
-    for (const NodeAgentOptions& node : nodes) results.emplace(node.node, absl::UnknownError(""));
+    for (const NodeAgentOptions& node : nodes) results.emplace(node.request.node, absl::UnknownError(""));
     for (const NodeAgentOptions& node : nodes) {
-      threads.emplace_back([&results, &node] { results.at(node.node) = RunNodeAgent(node); });
+      threads.emplace_back([&results, &node] { results.at(node.request.node) = RunNodeAgent(node); });
     }
     for (std::thread& thread : threads) thread.join();
     std::map<std::string, NodeJobState> states;
@@ -443,7 +443,7 @@ TEST_F(JobTest, AWholeJobRestartRestartsEveryNodesRanks) {
   std::vector<NodeAgentOptions> nodes = {Node("a", 0, 2, {"2", "4", "exit", once}),
                                          Node("b", 2, 1, {"2", "4", "exit", once}),
                                          Node("c", 3, 1, {"2", "4", "exit", once})};
-  for (NodeAgentOptions& node : nodes) node.restarts = 1;
+  for (NodeAgentOptions& node : nodes) node.request.restarts = 1;
   auto states = RunJob(nodes);
   for (const auto& [name, state] : states) {
     EXPECT_EQ(state.phase, JobPhase::kSucceeded) << name;
@@ -457,7 +457,7 @@ TEST_F(JobTest, AWholeJobRestartRestartsEveryNodesRanks) {
 
 TEST_F(JobTest, AWorkerThatNeverComesFailsTheJobNamingIt) {
   NodeAgentOptions a = Node("a", 0, 1, {"-1", "0", "hang"});
-  a.heartbeat_timeout = absl::Seconds(1);
+  a.request.supervision.heartbeat_timeout = absl::Seconds(1);
   auto states = RunJob({a, Node("b", 2, 1, {"-1", "0", "hang"})});
   EXPECT_EQ(states["a"].phase, JobPhase::kFailed);
   EXPECT_EQ(DescribeFailure(*states["a"].failure),
@@ -500,7 +500,7 @@ TEST_F(JobTest, AWorkerCutOffFromTheCoordinatorStopsItsRanks) {
 // A coordinator that loses a worker (silent past the timeout) stops the job.
 TEST_F(JobTest, ACoordinatorThatLosesAWorkerStopsTheJob) {
   NodeAgentOptions a = Node("a", 0, 1, {"-1", "0", "hang"});
-  a.nodes = {"a", "b"};
+  a.request.supervision.nodes = {"a", "b"};
   std::atomic<bool> silence_over{false};
   std::thread silent_worker([&] {
     absl::StatusOr<Connected> connected =
@@ -654,10 +654,10 @@ std::string GenerationRank(const std::string& dir, int ends_in = 1) {
 TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
   std::string program = GenerationRank(dir_);
   NodeAgentOptions a = Node("a", 0, 2, {});
-  a.program = {program};
-  a.min_nodes = 2;
+  a.request.program = {program};
+  a.request.supervision.elastic.min_nodes = 2;
   NodeAgentOptions b = Node("b", 2, 1, {});
-  b.program = {program};
+  b.request.program = {program};
   b.rejoin_window = absl::Seconds(5);
   std::atomic<bool> silence_over{false};
   std::thread silent([&] {
@@ -699,10 +699,10 @@ TEST_F(JobTest, AnElasticJobGoesOnWithoutALostWorker) {
 TEST_F(JobTest, AnElasticJobThatLosesTooManyNodesFailsNamingThem) {
   std::string program = GenerationRank(dir_);
   NodeAgentOptions a = Node("a", 0, 1, {});
-  a.program = {program};
-  a.nodes = {"a", "c"};
-  a.min_nodes = 1;
-  a.max_node_losses = 0;
+  a.request.program = {program};
+  a.request.supervision.nodes = {"a", "c"};
+  a.request.supervision.elastic.min_nodes = 1;
+  a.request.supervision.elastic.max_node_losses = 0;
   std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     FakeWorker c(port_, "c");
@@ -723,13 +723,13 @@ TEST_F(JobTest, AnElasticJobThatLosesTooManyNodesFailsNamingThem) {
 TEST_F(JobTest, ASpareTakesALostWorkersPlace) {
   std::string program = GenerationRank(dir_);
   NodeAgentOptions a = Node("a", 0, 1, {});
-  a.program = {program};
-  a.nodes = {"a", "b", "c", "d"};
-  a.spares = {"d"};
+  a.request.program = {program};
+  a.request.supervision.nodes = {"a", "b", "c", "d"};
+  a.request.supervision.elastic.spares = {"d"};
   NodeAgentOptions b = Node("b", 1, 1, {});
-  b.program = {program};
+  b.request.program = {program};
   NodeAgentOptions d = Node("d", 3, 1, {});
-  d.program = {program};
+  d.request.program = {program};
   std::atomic<bool> silence_over{false};
   std::thread silent([&] {
     FakeWorker c(port_, "c");
@@ -758,10 +758,10 @@ TEST_F(JobTest, ASpareTakesALostWorkersPlace) {
 TEST_F(JobTest, ALostWorkerThatComesBackRejoins) {
   std::string program = GenerationRank(dir_, /*ends_in=*/2);
   NodeAgentOptions a = Node("a", 0, 1, {});
-  a.program = {program};
-  a.min_nodes = 2;
+  a.request.program = {program};
+  a.request.supervision.elastic.min_nodes = 2;
   NodeAgentOptions b = Node("b", 1, 1, {});
-  b.program = {program};
+  b.request.program = {program};
   std::thread flaky([&] {
     {
       FakeWorker c(port_, "c");

@@ -48,14 +48,16 @@ absl::StatusOr<std::string> CreateRunDir(const std::string& log_dir, const std::
 }
 
 NodePart::NodePart(const NodeAgentOptions& options)
-    : options_(options), hang_(options.node, options.hang_timeout, options.stack_tools) {
-  state_.node = options.node;
+    : options_(options),
+      request_(options.request),
+      hang_(options.request.node, options.request.hang_timeout, options.stack_tools) {
+  state_.node = options.request.node;
   state_.agent_pid = getpid();
-  state_.max_restarts = options.restarts;
-  state_.heartbeat_timeout = options.heartbeat_timeout;
+  state_.max_restarts = options.request.restarts;
+  state_.heartbeat_timeout = options.request.supervision.heartbeat_timeout;
   state_.started_at = absl::Now();
   state_.last_heartbeat = state_.started_at;
-  state_.coordinator = options.coordinator.empty();
+  state_.coordinator = options.request.supervision.coordinator.empty();
 }
 
 absl::StatusOr<NodeJobState> NodePart::Run() {
@@ -110,7 +112,7 @@ void NodePart::HandleReady(const std::vector<int>& watch, const std::vector<size
 
 void NodePart::Heartbeat(absl::Time now) {
   if (now >= next_heartbeat_) {
-    next_heartbeat_ = now + std::clamp(options_.heartbeat_timeout / 5, absl::Milliseconds(100),
+    next_heartbeat_ = now + std::clamp(request_.supervision.heartbeat_timeout / 5, absl::Milliseconds(100),
                                        absl::Seconds(1));
     for (PeerChannel* channel : Channels()) channel->Send(HeartbeatMessage{});
     WriteState(now);
@@ -134,7 +136,7 @@ void NodePart::ReadStdin() {
 }
 
 void NodePart::Say(const std::string& text) {
-  AgentMessage(options_.output_fd, options_.node, text);
+  AgentMessage(options_.output_fd, request_.node, text);
 }
 
 void NodePart::RequestStop(const std::string& why) {
@@ -147,20 +149,20 @@ void NodePart::RequestStop(const std::string& why) {
 RankGroupOptions NodePart::GroupOptions(int generation, const std::string& why, int first_rank,
                                         std::optional<NodePlace> place) const {
   RankGroupOptions group;
-  group.node = options_.node;
+  group.node = request_.node;
   group.first_rank = first_rank;
-  group.nproc = options_.nproc;
-  group.program = options_.program;
+  group.nproc = request_.nproc;
+  group.program = request_.program;
   group.run_dir = run_dir_;
   group.generation = generation;
-  group.max_restarts = options_.restarts;
+  group.max_restarts = request_.restarts;
   group.restart_reason = why;
   group.output_fd = options_.echo_rank_output ? options_.output_fd : -1;
-  group.grace_period = options_.grace_period;
-  group.launcher = options_.launcher;
+  group.grace_period = request_.grace_period;
+  group.launcher = request_.launcher;
   group.run_id = state_.run_id;
   group.place = std::move(place);
-  group.progress_pattern = options_.progress_pattern;
+  group.progress_pattern = request_.progress;
   return group;
 }
 
@@ -169,10 +171,10 @@ void NodePart::StartGeneration(int generation, const std::string& why,
   ranks_.reset();
   state_.generation = generation;
   reported_ = false;
-  int first_rank = options_.first_rank;
+  int first_rank = request_.first_rank;
   std::optional<NodePlace> place;
   if (!members.empty()) {
-    std::optional<GenerationPlace> found = PlaceAmong(members, options_.node);
+    std::optional<GenerationPlace> found = PlaceAmong(members, request_.node);
     if (!found.has_value()) {
       WaitAsSpare(generation);
       return;
@@ -182,7 +184,7 @@ void NodePart::StartGeneration(int generation, const std::string& why,
   }
   state_.waiting.clear();
   if (generation > 0 && members.empty()) {
-    Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", options_.restarts,
+    Say(absl::StrCat("restarting all ranks (restart ", generation, " of ", request_.restarts,
                      why.empty() ? "" : absl::StrCat(": ", why), ")"));
   } else if (generation > 0) {
     // An elastic job's generation: a failure's restart, a loss or a return.
@@ -282,7 +284,7 @@ void NodePart::Finish(JobPhase phase, std::optional<JobFailure> failure, int exi
 void NodePart::WriteState(absl::Time now) {
   dirty_ = false;
   state_.updated_at = now;
-  absl::Status written = WriteFileAtomic(JobStatePath(options_.log_dir), JobStateToJson(state_),
+  absl::Status written = WriteFileAtomic(JobStatePath(request_.log_dir), JobStateToJson(state_),
                                          0600, Durability::kProcess);
   if (!written.ok() && !write_error_said_) {
     write_error_said_ = true;

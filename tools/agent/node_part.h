@@ -82,6 +82,7 @@ class NodePart {
   bool stop_requested() const { return stop_requested_at_.has_value(); }
 
   const NodeAgentOptions& options_;
+  const AgentLaunch& request_;  // options_.request
   NodeJobState state_;
   std::string run_dir_;
   std::optional<absl::Time> stop_requested_at_;

@@ -23,25 +23,25 @@ constexpr absl::Duration kRejoinPause = absl::Seconds(1);
 }  // namespace
 
 absl::Status WorkerAgent::SetUp(absl::Time now) {
-  state_.run_id = options_.run_id;
+  state_.run_id = request_.run_id;
   if (!state_.run_id.empty()) {
-    FP_ASSIGN_OR_RETURN(run_dir_, CreateRunDir(options_.log_dir, state_.run_id));
+    FP_ASSIGN_OR_RETURN(run_dir_, CreateRunDir(request_.log_dir, state_.run_id));
   } else {
-    FP_RETURN_IF_ERROR(MakeDirs(options_.log_dir));
+    FP_RETURN_IF_ERROR(MakeDirs(request_.log_dir));
   }
   WriteState(now);
   FP_ASSIGN_OR_RETURN(endpoint_, TlsEndpoint::Make(TlsEndpoint::Side::kClient,
                                                    *options_.job_key, kSupervisionPurpose));
-  absl::Status reached = ConnectToCoordinator(now + options_.heartbeat_timeout);
+  absl::Status reached = ConnectToCoordinator(now + request_.supervision.heartbeat_timeout);
   if (!reached.ok()) {
     coordinator_.reset();
     Finish(JobPhase::kFailed,
-           JobFailure{options_.node, -1, 1,
+           JobFailure{request_.node, -1, 1,
                       absl::StrCat("cannot reach the coordinator: ", reached.message())},
            1);
     return absl::OkStatus();
   }
-  coordinator_->Send(HelloMessage{options_.node, options_.nproc});
+  coordinator_->Send(HelloMessage{request_.node, request_.nproc});
   return absl::OkStatus();
 }
 
@@ -49,7 +49,7 @@ absl::Status WorkerAgent::ConnectToCoordinator(absl::Time deadline) {
   absl::Status last = absl::UnavailableError("no attempt");
   do {
     absl::StatusOr<Connected> connected =
-        ConnectWithRetry(options_.coordinator, deadline - absl::Now());
+        ConnectWithRetry(request_.supervision.coordinator, deadline - absl::Now());
     if (!connected.ok()) return connected.status();
     coordinator_ = std::make_unique<PeerChannel>(std::move(connected->fd), endpoint_, absl::Now());
     last = coordinator_->HandshakeBy(std::min(deadline, absl::Now() + kHandshakeTimeout));
@@ -98,7 +98,7 @@ void WorkerAgent::Welcome(const WelcomeMessage& welcome) {
   }
   if (state_.run_id.empty()) {
     state_.run_id = welcome.run_id;
-    absl::StatusOr<std::string> run_dir = CreateRunDir(options_.log_dir, state_.run_id);
+    absl::StatusOr<std::string> run_dir = CreateRunDir(request_.log_dir, state_.run_id);
     if (!run_dir.ok()) {
       Say(std::string(run_dir.status().message()));
       RequestStop("cannot keep logs");
@@ -142,8 +142,8 @@ void WorkerAgent::CheckPeers(absl::Time now) {
   std::string lost;
   if (coordinator_->closed()) {
     lost = "its connection closed";
-  } else if (now - coordinator_->last_heard() > options_.heartbeat_timeout) {
-    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(options_.heartbeat_timeout));
+  } else if (now - coordinator_->last_heard() > request_.supervision.heartbeat_timeout) {
+    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(request_.supervision.heartbeat_timeout));
   }
   if (lost.empty()) return;
   StopLocalRanks();
@@ -169,10 +169,10 @@ void WorkerAgent::CheckPeers(absl::Time now) {
 }
 
 void WorkerAgent::FailLost(const std::string& lost) {
-  std::string who = coordinator_node_.empty() ? options_.coordinator : coordinator_node_;
+  std::string who = coordinator_node_.empty() ? request_.supervision.coordinator : coordinator_node_;
   Finish(JobPhase::kFailed,
          JobFailure{who, -1, 1,
-                    absl::StrCat("lost the coordinator from node '", options_.node, "': ", lost)},
+                    absl::StrCat("lost the coordinator from node '", request_.node, "': ", lost)},
          1);
 }
 
@@ -190,7 +190,7 @@ void WorkerAgent::TryRejoin(absl::Time now) {
     coordinator_.reset();
     return;
   }
-  coordinator_->Send(HelloMessage{options_.node, options_.nproc});
+  coordinator_->Send(HelloMessage{request_.node, request_.nproc});
 }
 
 // A stopped worker waits a moment for the coordinator's word, then ends.

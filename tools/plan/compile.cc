@@ -266,7 +266,6 @@ ElasticPolicy ElasticPolicyOf(const ClusterSpec& spec) {
       ++regular;
     }
   }
-  policy.rejoins = true;
   if (spec.job.min_nodes.value_or(regular) < regular) policy.min_nodes = *spec.job.min_nodes;
   policy.max_node_losses = spec.job.max_node_losses.value_or(-1);
   policy.rejoin = spec.job.rejoin;
@@ -295,7 +294,7 @@ Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) 
   worker.coordinator = absl::StrCat(ReachAddress(chief), ":",
                                     spec.SupervisorPort());
   worker.heartbeat_timeout = spec.job.heartbeat_timeout;
-  worker.elastic.rejoins = coordinator.elastic.rejoins;
+  worker.rejoins = spec.Elastic();
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, StepKind::kLaunchAgent);
@@ -303,7 +302,7 @@ Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) 
         LaunchCommand(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
     // Shown by the plan; inputs only of an elastic job's steps.
     if (node.spare) step.inputs.emplace_back("spare", "true");
-    if (&node == &chief && coordinator.elastic.rejoins) {
+    if (&node == &chief && spec.Elastic()) {
       step.inputs.emplace_back("elastic", DescribeElastic(coordinator.elastic, spec));
     }
   }

@@ -130,21 +130,9 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   launch.log_dir = NodeLogDir(node);
   launch.key_file = JobKeyPath(node);
   launch.detach = true;
-  if (!supervision.nodes.empty()) {
-    launch.nodes = supervision.nodes;
-    launch.supervisor_port = supervision.supervisor_port;
-    launch.min_nodes = supervision.elastic.min_nodes;
-    launch.max_node_losses = supervision.elastic.max_node_losses;
-    launch.rejoin = supervision.elastic.rejoin;
-    launch.spares = supervision.elastic.spares;
-  } else {
-    launch.coordinator = supervision.coordinator;
-    launch.elastic = supervision.elastic.rejoins;
-  }
-  launch.heartbeat_timeout = supervision.heartbeat_timeout;
+  launch.supervision = supervision;
   launch.hang_timeout = job.hang_timeout.value_or(absl::ZeroDuration());
-  launch.launcher = job.launcher.launcher;
-  launch.local_rank_arg = job.launcher.local_rank_arg;
+  launch.launcher = job.launcher;
   launch.progress = job.progress;
   launch.program = {ProgramPath(job, node)};
   launch.program.insert(launch.program.end(), job.args.begin(), job.args.end());

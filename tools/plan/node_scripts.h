@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "tools/plan/rank_env.h"
 #include "tools/protocol/node_layout.h"
+#include "tools/protocol/supervision.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -62,29 +63,6 @@ std::string ShellCommandLine(const std::vector<std::string>& argv);
 // stderr, where no apply has created it yet).
 std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
                         absl::string_view command_line);
-
-// An elastic job's policy ([job] min_nodes, max_node_losses, rejoin;
-// [[nodes]] spare), as the launch commands carry it: the coordinator's
-// part, and whether a worker tries to rejoin after losing it. At its
-// defaults for a job that needs every node.
-struct ElasticPolicy {
-  std::vector<std::string> spares;
-  int min_nodes = 0;          // 0: every node that is no spare
-  int max_node_losses = -1;   // -1: any
-  std::string rejoin = "restart";
-  bool rejoins = false;       // a worker's --elastic
-};
-
-// How a node's agent takes part in supervising the job: the chief's
-// coordinates (it lists every node and listens on the supervisor port),
-// every other node's connects to it.
-struct Supervision {
-  std::vector<std::string> nodes;  // the chief: every node's name
-  std::string coordinator;         // the others: the chief's reach address:port
-  int supervisor_port = 0;         // the chief's
-  absl::Duration heartbeat_timeout = absl::Seconds(30);
-  ElasticPolicy elastic;
-};
 
 // The command that starts the node's agent detached (it outlives the
 // transport's session), which starts its ranks; it returns once they run.

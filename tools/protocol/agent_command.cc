@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "tools/util/did_you_mean.h"
 #include "tools/util/shell_quote.h"
+#include "tools/util/status_macros.h"
 
 namespace fleetplan {
 namespace {
@@ -86,12 +87,12 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Switch("detach", &detach,
                  "Run on in a session of its own, output in the logs, and return once this "
                  "node's ranks have started.");
-  options.List("nodes", "A,B,...", &nodes,
+  options.List("nodes", "A,B,...", &supervision.nodes,
                "Coordinator: every node of the job, this one included.");
-  options.Number("supervisor-port", "P", &supervisor_port,
+  options.Number("supervisor-port", "P", &supervision.supervisor_port,
                  "Coordinator: the port the other nodes' agents connect to.");
-  options.Text("coordinator", "HOST:PORT", &coordinator, "Worker: the coordinator's address.");
-  options.Duration("heartbeat-timeout", &heartbeat_timeout,
+  options.Text("coordinator", "HOST:PORT", &supervision.coordinator, "Worker: the coordinator's address.");
+  options.Duration("heartbeat-timeout", &supervision.heartbeat_timeout,
                    "Silence from the coordinator (or a worker) after which the job stops.");
   options.Duration("hang-timeout", &hang_timeout,
                    "No rank of the job progressing this long (output, CPU time, GPU "
@@ -100,17 +101,17 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Custom(
       "launcher", "NAME",
       "Whose contract the ranks see: torchrun, distributed-launch, mpirun or deepspeed.",
-      [this] { return std::string(LauncherName(launcher)); },
+      [this] { return std::string(LauncherName(launcher.launcher)); },
       [this](absl::string_view name) {
         std::optional<Launcher> parsed = ParseLauncher(name);
         if (!parsed.has_value()) {
           return absl::InvalidArgumentError(absl::StrCat(
               "--launcher=", name, ": expected one of ", absl::StrJoin(LauncherNames(), ", ")));
         }
-        launcher = *parsed;
+        launcher.launcher = *parsed;
         return absl::OkStatus();
       });
-  options.Text("local-rank-arg", "NAME", &local_rank_arg,
+  options.Text("local-rank-arg", "NAME", &launcher.local_rank_arg,
                "distributed-launch, deepspeed: the local-rank argument's name.");
   options.Text("progress", "REGEX", &progress,
                "A regular expression (RE2) whose first group is a rank's step in a line of its "
@@ -121,17 +122,17 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Duration("grace-period", &grace_period,
                    "How long stopped ranks get between SIGTERM and SIGKILL.");
   options.Switch("watch-stdin", &watch_stdin, "Stop all ranks when stdin reaches end-of-file.");
-  options.Number("min-nodes", "N", &min_nodes,
+  options.Number("min-nodes", "N", &supervision.elastic.min_nodes,
                  "Coordinator: the fewest nodes the job runs on after losing some (0: every "
                  "node that is no spare).");
-  options.Number("max-node-losses", "N", &max_node_losses,
+  options.Number("max-node-losses", "N", &supervision.elastic.max_node_losses,
                  "Coordinator: node losses the job survives (-1: any, while min-nodes remain).");
-  options.Text("rejoin", "WHEN", &rejoin,
+  options.Text("rejoin", "WHEN", &supervision.elastic.rejoin,
                "Coordinator: when a lost node that comes back joins a job below its full size: "
                "restart (at once) or next-failure.");
-  options.List("spares", "A,B,...", &spares,
+  options.List("spares", "A,B,...", &supervision.elastic.spares,
                "Coordinator: the nodes that run no rank until one of the others is lost.");
-  options.Switch("elastic", &elastic,
+  options.Switch("elastic", &supervision.rejoins,
                  "Worker: after losing the coordinator, stop the ranks and try to rejoin (up to "
                  "10 minutes) instead of ending.");
   options.Operands("PROGRAM ARGS...", &program);
@@ -141,51 +142,95 @@ namespace {
 
 // What an elastic job's options must hold together.
 absl::Status CheckElastic(const AgentLaunch& launch) {
-  bool policy = launch.min_nodes != 0 || launch.max_node_losses != -1 ||
-                launch.rejoin != "restart" || !launch.spares.empty();
-  if (policy && launch.nodes.empty()) {
+  const Supervision& supervision = launch.supervision;
+  const ElasticPolicy& policy = supervision.elastic;
+  bool given = policy.min_nodes != 0 || policy.max_node_losses != -1 ||
+               policy.rejoin != "restart" || !policy.spares.empty();
+  if (given && supervision.nodes.empty()) {
     return absl::InvalidArgumentError(
         "--min-nodes, --max-node-losses, --rejoin and --spares are the coordinator's: they "
         "need --nodes");
   }
-  if (launch.elastic && launch.coordinator.empty()) {
+  if (supervision.rejoins && supervision.coordinator.empty()) {
     return Conflict("elastic", "coordinator", "go together: only a worker rejoins");
   }
-  if (launch.min_nodes < 0 || launch.max_node_losses < -1) {
+  if (policy.min_nodes < 0 || policy.max_node_losses < -1) {
     return absl::InvalidArgumentError(
         "--min-nodes must be >= 0 and --max-node-losses >= -1 (-1: any)");
   }
-  if (launch.rejoin != "restart" && launch.rejoin != "next-failure") {
+  if (policy.rejoin != "restart" && policy.rejoin != "next-failure") {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--rejoin=", launch.rejoin, ": expected restart or next-failure"));
+        "--rejoin=", policy.rejoin, ": expected restart or next-failure"));
   }
-  for (const std::string& spare : launch.spares) {
-    if (std::find(launch.nodes.begin(), launch.nodes.end(), spare) == launch.nodes.end() ||
+  for (const std::string& spare : policy.spares) {
+    if (std::find(supervision.nodes.begin(), supervision.nodes.end(), spare) ==
+            supervision.nodes.end() ||
         spare == launch.node) {
       return absl::InvalidArgumentError(absl::StrCat(
           "--spares: '", spare, "' is not one of --nodes other than this node"));
     }
   }
-  int regular = static_cast<int>(launch.nodes.size() - launch.spares.size());
-  if (launch.min_nodes > regular) {
+  int regular = static_cast<int>(supervision.nodes.size() - policy.spares.size());
+  if (policy.min_nodes > regular) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--min-nodes=", launch.min_nodes, " is more than the ", regular,
+        "--min-nodes=", policy.min_nodes, " is more than the ", regular,
         " nodes that are no spares"));
+  }
+  return absl::OkStatus();
+}
+
+// The coordinator lists this node among several, and listens.
+absl::Status CheckCoordinator(const AgentLaunch& launch) {
+  const Supervision& supervision = launch.supervision;
+  if (!supervision.coordinator.empty() || RunsAlone(launch)) return absl::OkStatus();
+  if (std::find(supervision.nodes.begin(), supervision.nodes.end(), launch.node) ==
+      supervision.nodes.end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--nodes must list this node ('", launch.node, "')"));
+  }
+  if (supervision.supervisor_port < 1 || supervision.supervisor_port > 65535) {
+    return absl::InvalidArgumentError("a job of several nodes needs --supervisor-port");
+  }
+  return absl::OkStatus();
+}
+
+// The values a launch cannot run without, each in its range.
+absl::Status CheckValues(const AgentLaunch& launch) {
+  FP_RETURN_IF_ERROR(Required(!launch.node.empty(), "node"));
+  if (launch.nproc < 1) return absl::InvalidArgumentError("--nproc must be at least 1");
+  if (launch.first_rank < 0) return absl::InvalidArgumentError("--first-rank must be >= 0");
+  if (launch.restarts < 0) return absl::InvalidArgumentError("--restarts must be >= 0");
+  FP_RETURN_IF_ERROR(Required(!launch.log_dir.empty(), "log-dir"));
+  if (launch.program.empty()) return absl::InvalidArgumentError("no program: give it after `--`");
+  if (launch.supervision.heartbeat_timeout <= absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--heartbeat-timeout must be positive");
+  }
+  if (launch.hang_timeout < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("--hang-timeout must not be negative (0: off)");
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
+bool RunsAlone(const AgentLaunch& launch) {
+  const Supervision& supervision = launch.supervision;
+  return supervision.coordinator.empty() &&
+         (supervision.nodes.empty() ||
+          (supervision.nodes.size() == 1 && supervision.nodes[0] == launch.node));
+}
+
 absl::Status AgentLaunch::Check() const {
-  if (!nodes.empty() && !coordinator.empty()) {
+  if (!supervision.nodes.empty() && !supervision.coordinator.empty()) {
     return Conflict("nodes", "coordinator",
                     "exclude each other: the coordinator lists the nodes, a worker names it");
   }
-  if (supervisor_port != 0 && nodes.empty()) {
+  if (supervision.supervisor_port != 0 && supervision.nodes.empty()) {
     return Conflict("supervisor-port", "nodes", "go together: only the coordinator listens");
   }
-  return CheckElastic(*this);
+  FP_RETURN_IF_ERROR(CheckElastic(*this));
+  FP_RETURN_IF_ERROR(CheckValues(*this));
+  return CheckCoordinator(*this);
 }
 
 void AgentSession::Bind(OptionList& options) {

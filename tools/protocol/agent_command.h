@@ -29,13 +29,16 @@
 #include "tools/protocol/option_list.h"
 #include "tools/protocol/preflight_request.h"
 #include "tools/protocol/session_wire.h"
+#include "tools/protocol/supervision.h"
 
 namespace fleetplan {
 
 inline constexpr int kAgentProtocol = 2;
 
 // Runs this node's ranks of a job (node_agent.h): the chief's agent
-// (`nodes`) coordinates, the others connect to it (`coordinator`).
+// (`supervision.nodes`) coordinates, the others connect to it
+// (`supervision.coordinator`). The agent keeps it as parsed
+// (NodeAgentOptions::request) and hands each part what it needs.
 struct AgentLaunch {
   static constexpr char kName[] = "launch";
   static constexpr char kSummary[] =
@@ -50,34 +53,29 @@ struct AgentLaunch {
   // state folder (one an earlier version made 0755 is tightened).
   std::string private_dir;
   bool detach = false;
-  std::vector<std::string> nodes;  // the coordinator: every node, its own included
-  int supervisor_port = 0;         // the coordinator's
-  std::string coordinator;         // a worker: the coordinator's HOST:PORT
-  absl::Duration heartbeat_timeout = absl::Seconds(30);
+  // Coordinator or worker, heartbeats, an elastic job's policy (a worker's
+  // `rejoins` is its --elastic).
+  Supervision supervision;
   absl::Duration hang_timeout = absl::ZeroDuration();
-  Launcher launcher = Launcher::kTorchrun;
-  std::string local_rank_arg;
+  LauncherConfig launcher;  // whose contract the ranks see
   std::string progress;  // the spec's [job] progress: RE2 whose first group is a rank's step
   std::string run_id;  // empty: $FLEETPLAN_RUN_ID, else made by the coordinator
   absl::Duration grace_period = absl::Seconds(10);
   bool watch_stdin = true;
-  // An elastic job ([job] min_nodes, [[nodes]] spare): the coordinator's
-  // policy (min_nodes 0: every node that is no spare; max_node_losses -1:
-  // unlimited; rejoin "restart" or "next-failure"), and a worker's
-  // `elastic`: it tries to rejoin after losing the coordinator.
-  int min_nodes = 0;
-  int max_node_losses = -1;
-  std::string rejoin = "restart";
-  std::vector<std::string> spares;
-  bool elastic = false;
   std::vector<std::string> program;
   void Bind(OptionList& options);
-  // InvalidArgument for `nodes` with `coordinator`, a supervisor port or
-  // an elastic policy without `nodes`, `elastic` without `coordinator`,
-  // a spare that is not among `nodes` or is this node, or values out of
+  // The one check of a launch's values. InvalidArgument for `nodes` with
+  // `coordinator`, a supervisor port or an elastic policy without `nodes`,
+  // `elastic` without `coordinator`, a spare that is not among `nodes` or
+  // is this node, no node, log folder or program, `nodes` of several
+  // that leave out this node or lack a supervisor port, or values out of
   // range.
   absl::Status Check() const;
 };
+
+// This node's agent runs the job alone: no coordinator to reach, no
+// other node listed (the one case that needs no job key).
+bool RunsAlone(const AgentLaunch& launch);
 
 // Prints this node's rank logs (job_files.h).
 struct AgentLogs {

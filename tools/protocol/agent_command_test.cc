@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_join.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "tools/util/status_matchers.h"
@@ -34,12 +35,11 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
   launch.log_dir = "/w dir/logs";
   launch.key_file = "/w/job.key";
   launch.detach = true;
-  launch.nodes = {"worker", "head"};
-  launch.supervisor_port = 29501;
-  launch.heartbeat_timeout = absl::Seconds(5);
+  launch.supervision.nodes = {"worker", "head"};
+  launch.supervision.supervisor_port = 29501;
+  launch.supervision.heartbeat_timeout = absl::Seconds(5);
   launch.hang_timeout = absl::Minutes(10);
-  launch.launcher = Launcher::kDistributedLaunch;
-  launch.local_rank_arg = "--local_rank";
+  launch.launcher = {Launcher::kDistributedLaunch, "--local_rank"};
   launch.progress = "step (\\d+) of";
   launch.run_id = "r1";
   launch.grace_period = absl::Seconds(3);
@@ -48,9 +48,10 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
   AgentLaunch back = RoundTrip(launch);
   EXPECT_EQ(back.node, "head");
   EXPECT_EQ(back.first_rank, 2);
-  EXPECT_EQ(back.nodes, launch.nodes);
+  EXPECT_EQ(back.supervision.nodes, launch.supervision.nodes);
   EXPECT_EQ(back.hang_timeout, absl::Minutes(10));
-  EXPECT_EQ(back.launcher, Launcher::kDistributedLaunch);
+  EXPECT_EQ(back.launcher.launcher, Launcher::kDistributedLaunch);
+  EXPECT_EQ(back.launcher.local_rank_arg, "--local_rank");
   EXPECT_FALSE(back.watch_stdin);
   EXPECT_EQ(back.progress, launch.progress);
   EXPECT_EQ(back.program, launch.program);
@@ -68,38 +69,70 @@ TEST(AgentCommandTest, LaunchRoundTrips) {
 TEST(AgentCommandTest, DefaultsAreLeftOut) {
   AgentLaunch worker;
   worker.node = "w";
-  worker.coordinator = "10.0.0.5:4000";
+  worker.log_dir = "/l";
+  worker.supervision.coordinator = "10.0.0.5:4000";
   worker.program = {"p"};
-  EXPECT_THAT(AgentArgs(worker), ElementsAre("launch", "--protocol=2", "--node=w",
+  EXPECT_THAT(AgentArgs(worker), ElementsAre("launch", "--protocol=2", "--node=w", "--log-dir=/l",
                                              "--coordinator=10.0.0.5:4000", "--", "p"));
-  EXPECT_EQ(RoundTrip(worker).coordinator, "10.0.0.5:4000");
+  EXPECT_EQ(RoundTrip(worker).supervision.coordinator, "10.0.0.5:4000");
 }
 
 TEST(AgentCommandTest, AnElasticJobsOptionsRoundTrip) {
   AgentLaunch chief;
   chief.node = "a";
-  chief.nodes = {"a", "b", "c", "d"};
-  chief.supervisor_port = 29501;
-  chief.min_nodes = 2;
-  chief.max_node_losses = 3;
-  chief.rejoin = "next-failure";
-  chief.spares = {"d"};
+  chief.log_dir = "/l";
+  chief.supervision.nodes = {"a", "b", "c", "d"};
+  chief.supervision.supervisor_port = 29501;
+  chief.supervision.elastic.min_nodes = 2;
+  chief.supervision.elastic.max_node_losses = 3;
+  chief.supervision.elastic.rejoin = "next-failure";
+  chief.supervision.elastic.spares = {"d"};
   chief.program = {"p"};
   EXPECT_THAT(AgentArgs(chief),
-              ElementsAre("launch", "--protocol=2", "--node=a", "--nodes=a,b,c,d",
+              ElementsAre("launch", "--protocol=2", "--node=a", "--log-dir=/l", "--nodes=a,b,c,d",
                           "--supervisor-port=29501", "--min-nodes=2", "--max-node-losses=3",
                           "--rejoin=next-failure", "--spares=d", "--", "p"));
   AgentLaunch back = RoundTrip(chief);
-  EXPECT_EQ(back.min_nodes, 2);
-  EXPECT_EQ(back.max_node_losses, 3);
-  EXPECT_EQ(back.rejoin, "next-failure");
-  EXPECT_THAT(back.spares, ElementsAre("d"));
+  EXPECT_EQ(back.supervision.elastic.min_nodes, 2);
+  EXPECT_EQ(back.supervision.elastic.max_node_losses, 3);
+  EXPECT_EQ(back.supervision.elastic.rejoin, "next-failure");
+  EXPECT_THAT(back.supervision.elastic.spares, ElementsAre("d"));
   AgentLaunch worker;
   worker.node = "b";
-  worker.coordinator = "h:1";
-  worker.elastic = true;
+  worker.log_dir = "/l";
+  worker.supervision.coordinator = "h:1";
+  worker.supervision.rejoins = true;
   worker.program = {"p"};
-  EXPECT_TRUE(RoundTrip(worker).elastic);
+  EXPECT_TRUE(RoundTrip(worker).supervision.rejoins);
+}
+
+// Every value of a launch is checked once, where it is parsed; the agent
+// runs what passed (RunNodeAgent checks the same request again).
+TEST(AgentCommandTest, RefusesALaunchItCannotRun) {
+  auto refused = [](std::vector<std::string> args, const std::string& says) {
+    args.insert(args.begin(), "launch");
+    EXPECT_THAT(ParseAgentCommand(args),
+                StatusIs(absl::StatusCode::kInvalidArgument, "launch: " + says))
+        << absl::StrJoin(args, " ");
+  };
+  refused({"--log-dir=/l", "--", "p"}, "--node is required");
+  refused({"--node=a", "--", "p"}, "--log-dir is required");
+  refused({"--node=a", "--log-dir=/l"}, "no program: give it after `--`");
+  refused({"--node=a", "--log-dir=/l", "--nproc=0", "--", "p"}, "--nproc must be at least 1");
+  refused({"--node=a", "--log-dir=/l", "--first-rank=-1", "--", "p"},
+          "--first-rank must be >= 0");
+  refused({"--node=a", "--log-dir=/l", "--restarts=-1", "--", "p"}, "--restarts must be >= 0");
+  refused({"--node=a", "--log-dir=/l", "--heartbeat-timeout=0s", "--", "p"},
+          "--heartbeat-timeout must be positive");
+  refused({"--node=a", "--log-dir=/l", "--hang-timeout=-1s", "--", "p"},
+          "--hang-timeout must not be negative (0: off)");
+  refused({"--node=a", "--log-dir=/l", "--nodes=b,c", "--supervisor-port=1", "--", "p"},
+          "--nodes must list this node ('a')");
+  refused({"--node=a", "--log-dir=/l", "--nodes=a,b", "--", "p"},
+          "a job of several nodes needs --supervisor-port");
+  // Alone: no port, no peers.
+  EXPECT_THAT(ParseAgentCommand({"launch", "--node=a", "--log-dir=/l", "--nodes=a", "--", "p"}),
+              IsOk());
 }
 
 TEST(AgentCommandTest, RefusesAnElasticPolicyThatCannotHold) {
