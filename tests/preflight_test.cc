@@ -122,13 +122,18 @@ TEST_F(PreflightTest, AutoPicksEth0AndTheRanksGetIt) {
   EXPECT_THAT(plan.output, HasSubstr("NCCL_SOCKET_IFNAME=auto (resolved per node by preflight"));
 
   // Before anything is there the agent that runs the checks is not either:
-  // each node says so (a skip, not a pass), and is left as it was.
+  // each node says so (a skip, not a pass: exit 1, naming the node and
+  // why), and is left as it was.
   ToolResult check = Check(spec);
-  EXPECT_EQ(check.status, 0) << check.output;
+  EXPECT_EQ(check.status, 1) << check.output;
+  EXPECT_THAT(check.output, Not(HasSubstr("every check passed")));
   for (int i = 0; i < kNodes; ++i) {
     EXPECT_THAT(check.output,
                 HasSubstr(absl::StrCat("skip ", Node(i), " agent: fleetplan-agent is not on "
                                        "this node yet")));
+    EXPECT_THAT(check.output, HasSubstr(absl::StrCat("no check could run on node '", Node(i),
+                                                     "': fleetplan-agent is not on this node "
+                                                     "yet")));
     EXPECT_THAT(Exec(i, absl::StrCat("test -e ", kWorkdir, " && echo there; true")),
                 IsOkAndHolds(""));
   }

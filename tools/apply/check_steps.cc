@@ -113,6 +113,7 @@ ApplyResult CheckSteps::RunPhase(const Phase& phase) {
     absl::MutexLock lock(&mu_);
     report_.Conclude();
     if (report_.failed()) message = report_.FailureMessage();
+    if (message.empty() && options.check_only) message = NoCheckRan();
   }
   if (context_.state.failed()) message = context_.state.failure();
   Report();
@@ -120,6 +121,21 @@ ApplyResult CheckSteps::RunPhase(const Phase& phase) {
   absl::Status recorded = context_.records.RecordPhase(phase);
   if (!recorded.ok()) return {kExitApplyFailed, std::string(recorded.message())};
   return {};
+}
+
+// Checks fail closed: a node that is there but where every check was a
+// skip passed nothing (`plan --check` before the first apply, whose agent
+// is not on the node yet). A node not created yet is said apart.
+std::string CheckSteps::NoCheckRan() const {
+  std::vector<std::string> lines;
+  for (const NodeChecks* node : report_.NoneRan()) {
+    if (context_.channels.NotThere(node->node)) continue;
+    std::vector<std::string> why;
+    for (const CheckResult& result : node->checks) why.push_back(result.message);
+    lines.push_back(absl::StrCat("no check could run on node '", node->node, "': ",
+                                 why.empty() ? "it reported none" : absl::StrJoin(why, "; ")));
+  }
+  return absl::StrJoin(lines, "\n");
 }
 
 void CheckSteps::RunAllOf(const Phase& phase) {

@@ -51,6 +51,9 @@ class CheckSteps {
   void SkipNotThere(const Step& step) ABSL_LOCKS_EXCLUDED(mu_);
   // Runs every step of the phase: the serving ones beside the rest.
   void RunAllOf(const Phase& phase);
+  // "no check could run on node 'a': why" for each node that is there and
+  // ran none (only skips); empty when every such node ran one.
+  std::string NoCheckRan() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const StepContext& context_;
   const StepScheduler& scheduler_;

@@ -1134,6 +1134,30 @@ TEST_F(ExecutorTest, CheckOnlySkipsANodeNotCreatedYetAndChecksTheOthers) {
             "  skip b reach: no container yet; nothing else checked\n");
 }
 
+// Checks fail closed: a node whose every check was a skip (its agent not
+// there before the first apply) passed nothing, and the node not created
+// yet is said apart.
+TEST_F(ExecutorTest, CheckOnlyFailsWhereANodeRanNoCheck) {
+  ClusterSpec spec = Spec(3);
+  spec.nodes[2].address = "not-created";
+  Plan plan = CheckAndLaunchPlan(spec);
+  plan.phases.pop_back();
+  world_.reply = [](const std::string& node, const std::string&) {
+    Reply reply;
+    reply.output = node == "a" ? "fleetplan-check workdir ok /w/a is writable\n"
+                               : "fleetplan-check agent skip not on this node yet\n";
+    return reply;
+  };
+  ApplyOptions options;
+  options.check_only = true;
+  RecordingReporter reporter;
+  Executor executor(spec, plan, source_, options, reporter, connections_);
+  ApplyResult result = executor.Run();
+  EXPECT_EQ(result.exit_code, kExitApplyFailed);
+  EXPECT_EQ(result.message, "no check could run on node 'b': not on this node yet");
+  EXPECT_THAT(executor.NodesNotThereYet(), ElementsAre("c"));
+}
+
 TEST_F(ExecutorTest, SyncChecksTheWorkdirBeforeSendingAnything) {
   std::string agent = FakeAgent("fake-agent-2");
   ClusterSpec spec = Spec(2);

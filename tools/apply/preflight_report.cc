@@ -238,6 +238,16 @@ std::vector<const NodeChecks*> PreflightReport::Reported() const {
   return reported;
 }
 
+std::vector<const NodeChecks*> PreflightReport::NoneRan() const {
+  std::vector<const NodeChecks*> none_ran;
+  for (const NodeChecks* node : Reported()) {
+    bool ran = false;
+    for (const CheckResult& result : node->checks) ran |= result.status != CheckStatus::kSkip;
+    if (!ran) none_ran.push_back(node);
+  }
+  return none_ran;
+}
+
 namespace {
 
 // The table's columns: the usual checks first, in their order, then any

@@ -55,6 +55,9 @@ class PreflightReport {
   // Nodes that reported, in spec order.
   std::vector<const NodeChecks*> Reported() const;
 
+  // Nodes that reported and where no check ran: every result a skip.
+  std::vector<const NodeChecks*> NoneRan() const;
+
  private:
   NodeChecks* Node(const std::string& name);
   void ConcludeConnect();

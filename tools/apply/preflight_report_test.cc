@@ -116,6 +116,15 @@ TEST(PreflightReportTest, ALaterResultOfTheSameCheckReplacesTheEarlier) {
   EXPECT_EQ(Result(report, "a", kCheckWorkdir).message, "after it");
 }
 
+TEST(PreflightReportTest, ANodeOfSkipsAloneRanNoCheck) {
+  PreflightReport report({"a", "b", "silent"});
+  report.Add("a", ParseCheckOutput("fleetplan-check agent skip not there yet\n"));
+  report.Add("b", ParseCheckOutput("fleetplan-check program skip not synced yet\n"
+                                   "fleetplan-check python ok 3.11\n"));
+  ASSERT_EQ(report.NoneRan().size(), 1u);
+  EXPECT_EQ(report.NoneRan()[0]->node, "a");
+}
+
 TEST(PreflightReportTest, TableHasARowPerNodeAndNotesUnderIt) {
   PreflightReport report({"head", "worker-1", "silent"});
   report.Add("head", ParseCheckOutput(
