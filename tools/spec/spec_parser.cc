@@ -166,6 +166,7 @@ class SpecReader {
   std::vector<std::map<std::string, Position>> node_positions_;
   Position job_position_;
   Position min_nodes_position_;
+  bool defaults_workdir_refused_ = false;  // said once, not per node
 };
 
 std::optional<PythonEnv> SpecReader::Python(const toml::node& node, absl::string_view key) {
@@ -365,11 +366,18 @@ void SpecReader::ResolveNodeFields(const toml::table& table, const std::string& 
     }
   } else {
     node->workdir = *workdir.value;
-    if (!IsCleanAbsolutePath(node->workdir)) {
+    // [defaults]' workdir is every node's that sets none: refused once.
+    bool inherited = !own.workdir.written();
+    if (!IsCleanAbsolutePath(node->workdir) && !(inherited && defaults_workdir_refused_)) {
       reader_.Error(
-          workdir.position, prefix + "workdir",
+          workdir.position, inherited ? "defaults.workdir" : prefix + "workdir",
           absl::StrCat("\"", node->workdir,
-                       "\" must be an absolute path without \".\" or \"..\" components"));
+                       "\" must be an absolute path without \".\" or \"..\" components",
+                       absl::StartsWith(node->workdir, "~")
+                           ? " (the same on every node, such as \"/home/ubuntu/project\": `~` "
+                             "is not expanded)"
+                           : ""));
+      defaults_workdir_refused_ |= inherited;
     }
     while (node->workdir.size() > 1 && node->workdir.back() == '/') node->workdir.pop_back();
   }

@@ -473,7 +473,7 @@ TEST(SpecParserTest, WorkdirMustBeAbsoluteAndPresent) {
   text.replace(text.find("\"/home/ubuntu/project\""), 22, "\"project/../x\"");
   std::string error = ErrorOf(text);
   EXPECT_EQ(error.substr(0, error.find('\n')),
-            "/specs/cluster.toml:4:11: error: nodes[0].workdir: \"project/../x\" must be an "
+            "/specs/cluster.toml:4:11: error: defaults.workdir: \"project/../x\" must be an "
             "absolute path without \".\" or \"..\" components");
   std::string missing = kBase;
   missing.replace(missing.find("workdir = \"/home/ubuntu/project\""), 32, "");
@@ -708,6 +708,24 @@ TEST(SpecParserTest, ReportsEveryErrorInOneRun) {
                                "network.master_port:"}) {
     EXPECT_NE(error.find(expected), std::string::npos) << expected << "\n" << error;
   }
+}
+
+// A workdir every node inherits is refused once, as [defaults]' own, with
+// why `~` does not do; a node's own is refused as the node's.
+TEST(SpecParserTest, AWorkdirInDefaultsIsRefusedOnceNotPerNode) {
+  std::string text = kBase;
+  text.replace(text.find("\"/home/ubuntu/project\""), 22, "\"~/fp\"");
+  EXPECT_EQ(ErrorOf(text),
+            "/specs/cluster.toml:4:11: error: defaults.workdir: \"~/fp\" must be an absolute "
+            "path without \".\" or \"..\" components (the same on every node, such as "
+            "\"/home/ubuntu/project\": `~` is not expanded)\n"
+            "  workdir = \"~/fp\"\n"
+            "            ^");
+  std::string own = kBase;
+  own.replace(own.find("address = \"10.0.0.2\""), 20, "address = \"10.0.0.2\"\nworkdir = \"w\"");
+  EXPECT_THAT(ErrorOf(own), ::testing::StartsWith(
+                                "/specs/cluster.toml:14:11: error: nodes[1].workdir: \"w\" must "
+                                "be an absolute path"));
 }
 
 TEST(SpecParserTest, NoNodesAndNoJob) {
