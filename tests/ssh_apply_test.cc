@@ -1221,6 +1221,46 @@ TEST_F(SshFailureTest, WithoutRecordTheRanksLastLinesAreTheFailure) {
   ExpectNothingRunning();
 }
 
+// A rank in a memory-limited container (256 MiB, as a cgroup limit is on a
+// cluster) that the kernel's OOM killer ends: named as such, from the
+// kernel's own count, with its peak RSS and the limit; never guessed from
+// its 137.
+TEST_F(SshFailureTest, ARankTheOomKillerEndedIsNamedWithItsPeakAndLimit) {
+  CopyScript("oom_rank.py");
+  std::string node = Node(1).name;
+  ASSERT_THAT(RunScript(absl::StrCat("docker update --memory 256m --memory-swap 256m ", node,
+                                     " >/dev/null")),
+              IsOk());
+  // Whatever happens below, the node's later cases get their memory back
+  // (docker cannot take a limit away: one above the machine's memory).
+  struct Restore {
+    std::string node;
+    ~Restore() {
+      RunScript(absl::StrCat("docker update --memory 64g --memory-swap 64g ", node, " >/dev/null"))
+          .IgnoreError();
+    }
+  } restore{node};
+  SpecOptions options;
+  options.program = "/usr/bin/python3";
+  options.args = "\"oom_rank.py\"";
+  options.env = "OOM_RANK = \"1\"\n";
+  std::string spec = WriteSpec(options);
+  ToolResult apply = Apply({spec}, absl::Minutes(3));
+  EXPECT_EQ(apply.status, 137) << apply.output;
+  EXPECT_THAT(apply.output,
+              testing::ContainsRegex(absl::StrCat(
+                  "rank 1 on node '", node,
+                  "' failed with exit status 137: killed by SIGKILL \\(signal 9\\); the kernel's "
+                  "OOM killer ended it: peak RSS [0-9.]+ MiB of a 256.0 MiB limit")));
+  nlohmann::json failure = Failure(spec);
+  EXPECT_EQ(failure["rank"], 1) << failure.dump();
+  EXPECT_EQ(failure["signal"], 9);
+  EXPECT_EQ(failure["oom_killed"], true);
+  EXPECT_EQ(failure["memory_limit_bytes"], 256u << 20);
+  EXPECT_GT(failure.value("peak_rss_bytes", uint64_t{0}), 128u << 20) << failure.dump();
+  ExpectNothingRunning();
+}
+
 // Every variable of torchrun's contract, with torchrun's values, as the
 // ranks see them and as `plan --json` said they would.
 TEST_F(SshFailureTest, RanksSeeTorchrunsWholeContract) {

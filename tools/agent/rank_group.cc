@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -102,6 +103,8 @@ void RankGroup::Start() {
       ranks_.push_back(nullptr);
       continue;
     }
+    oom_watches_.resize(ranks_.size());
+    oom_watches_.push_back(WatchOomKills((*process)->pid(), options_.kernel_paths));
     ranks_.push_back(std::move(*process));
   }
 }
@@ -196,8 +199,25 @@ std::map<int, int> RankGroup::statuses() const {
 }
 
 RankError RankGroup::Explain(int rank) const {
-  return ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
-                            RankLogPath(options_.run_dir, rank), options_.secret_values);
+  RankError error =
+      ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
+                         RankLogPath(options_.run_dir, rank), options_.secret_values);
+  size_t i = static_cast<size_t>(rank - options_.first_rank);
+  if (i >= ranks_.size() || ranks_[i] == nullptr || !ranks_[i]->exit_status().has_value()) {
+    return error;
+  }
+  // How it ended, from the kernel's record: the wait status, and the OOM
+  // killer's count in its cgroup (it kills with SIGKILL).
+  const Subprocess::Ending& ending = ranks_[i]->ending();
+  RankDeath& death = error.death;
+  death.signal = ending.signal;
+  death.core_dumped = ending.core_dumped;
+  death.peak_rss_bytes = ending.peak_rss_bytes;
+  if (ending.signal == SIGKILL && i < oom_watches_.size() && OomKilledSince(oom_watches_[i])) {
+    death.oom_killed = true;
+    death.memory_limit_bytes = MemoryLimit(oom_watches_[i].cgroup, options_.kernel_paths);
+  }
+  return error;
 }
 
 std::vector<uint64_t> RankGroup::output_bytes() const {

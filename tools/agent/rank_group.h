@@ -17,6 +17,7 @@
 #include "absl/types/span.h"
 #include "absl/time/time.h"
 #include "tools/agent/line_prefixer.h"
+#include "tools/agent/memory_cgroup.h"
 #include "tools/agent/redactor.h"
 #include "tools/agent/step_progress.h"
 #include "tools/protocol/node_layout.h"
@@ -57,6 +58,8 @@ struct RankGroupOptions {
   // Secrets env.sh names that this agent's environment lacks (the node's
   // secrets file is gone): no rank starts without them.
   std::vector<std::string> missing_secrets = MissingSecrets(kSecretNamesVar);
+  // Where the kernel's record of the ranks' memory is read (memory_cgroup.h).
+  KernelPaths kernel_paths;
 };
 
 class RankGroup {
@@ -88,7 +91,8 @@ class RankGroup {
   // How many bytes each rank (in the order of states()) has written so far.
   std::vector<uint64_t> output_bytes() const;
   // What rank `rank` (one of this node's) said of its failure: its error
-  // file, else its log's last lines (rank_failure.h).
+  // file, else its log's last lines (rank_failure.h); and how it ended
+  // (RankDeath: its signal, its peak RSS, the OOM killer's count).
   RankError Explain(int rank) const;
 
  private:
@@ -103,6 +107,7 @@ class RankGroup {
 
   const RankGroupOptions options_;
   std::vector<std::unique_ptr<Subprocess>> ranks_;  // null: did not start
+  std::vector<OomWatch> oom_watches_;               // each rank's, from its start
   std::vector<LinePrefixer> prefixers_;
   std::vector<Redactor> redactors_;
   // Writes rank `i`'s output (already redacted) to its log and prefixed

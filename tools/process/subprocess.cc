@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -281,12 +282,18 @@ void Subprocess::CloseStdin() { CloseFd(stdin_fd_); }
 std::optional<int> Subprocess::TryWait() {
   if (exit_status_.has_value() || pid_ <= 0) return exit_status_;
   int status;
+  struct rusage usage {};
   pid_t r;
   do {
-    r = waitpid(pid_, &status, WNOHANG);
+    r = wait4(pid_, &status, WNOHANG, &usage);
   } while (r < 0 && errno == EINTR);
   if (r == pid_) {
     exit_status_ = ExitStatusFromWait(status);
+    if (WIFSIGNALED(status)) {
+      ending_.signal = WTERMSIG(status);
+      ending_.core_dumped = WCOREDUMP(status);
+    }
+    ending_.peak_rss_bytes = static_cast<uint64_t>(usage.ru_maxrss) * 1024;  // KiB on Linux
     // Finish off whatever the child left running in its group, now, while
     // the group id cannot belong to anyone else yet.
     kill(-pid_, SIGKILL);

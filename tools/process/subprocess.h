@@ -9,6 +9,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -83,6 +84,14 @@ class Subprocess {
   std::optional<int> TryWait();
   // The exit status once reaped.
   std::optional<int> exit_status() const { return exit_status_; }
+  // How it ended, as the kernel told the wait (not guessed from the exit
+  // status: `exit 137` is no SIGKILL). Valid once reaped.
+  struct Ending {
+    int signal = 0;             // the signal that ended it; 0: it exited
+    bool core_dumped = false;
+    uint64_t peak_rss_bytes = 0;  // its largest resident set (wait4's ru_maxrss); 0: unknown
+  };
+  const Ending& ending() const { return ending_; }
 
   // Sends `signal` to the child's process group (ESRCH is fine: the group
   // is gone already).
@@ -96,6 +105,7 @@ class Subprocess {
   int stdin_fd_ = -1;
   std::optional<absl::Time> output_ended_at_;
   std::optional<int> exit_status_;
+  Ending ending_;
 };
 
 using IndexedOutput = std::function<void(size_t index, absl::string_view chunk)>;

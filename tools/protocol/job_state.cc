@@ -135,6 +135,8 @@ std::string DescribeFailure(const JobFailure& failure) {
   if (failure.rank < 0) return absl::StrCat("node '", failure.node, "' failed: ", failure.reason);
   std::string text = absl::StrCat("rank ", failure.rank, " on node '", failure.node,
                                   "' failed with exit status ", failure.status);
+  std::string death = failure.error.has_value() ? DescribeRankDeath(failure.error->death) : "";
+  if (!death.empty()) absl::StrAppend(&text, ": ", death);
   std::string exception = failure.error.has_value() ? DescribeRankError(*failure.error) : "";
   if (!exception.empty()) absl::StrAppend(&text, ": ", exception);
   return text;

@@ -54,8 +54,10 @@ struct JobFailure {
   std::optional<StackSummary> stacks;
 };
 
-// "rank 3 on node 'b' failed with exit status 1" and, where its script
-// recorded one, ": ValueError: bad shard 7 (at train.py:12 in load)"; with
+// "rank 3 on node 'b' failed with exit status 1", how a signal ended it
+// (": killed by SIGKILL (signal 9); the kernel's OOM killer ended it: peak
+// RSS 63.9 MiB of a 64.0 MiB limit") and, where its script recorded one,
+// ": ValueError: bad shard 7 (at train.py:12 in load)"; with
 // no rank, "node 'b' failed: <reason>"; a hung job, "the job hung:
 // <reason>". One line: a log tail and stacks are apart.
 std::string DescribeFailure(const JobFailure& failure);

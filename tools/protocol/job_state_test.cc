@@ -167,6 +167,15 @@ TEST(JobStateTest, NodeLossIsDescribedWithItsReason) {
             "node 'c' failed: no heartbeat for 30s");
 }
 
+TEST(JobStateTest, ARankTheOomKillerEndedIsDescribedSo) {
+  JobFailure failure{"b", 3, 137};
+  failure.error = FromLogTail("");
+  failure.error->death = {9, false, true, 70u << 20, 64u << 20};
+  EXPECT_EQ(DescribeFailure(failure),
+            "rank 3 on node 'b' failed with exit status 137: killed by SIGKILL (signal 9); the "
+            "kernel's OOM killer ended it: peak RSS 70.0 MiB of a 64.0 MiB limit");
+}
+
 TEST(JobStateTest, AHungJobIsDescribedWithWhereEveryRankStood) {
   NodeJobState state;
   state.phase = JobPhase::kFailed;

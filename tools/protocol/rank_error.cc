@@ -1,5 +1,7 @@
 #include "tools/protocol/rank_error.h"
 
+#include <string.h>
+
 #include <limits>
 
 #include "absl/strings/ascii.h"
@@ -7,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "nlohmann/json.hpp"
 #include "tools/protocol/json_fields.h"
+#include "tools/util/human_units.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -87,9 +90,35 @@ absl::Status GetBounded(const JsonFields& fields, absl::string_view document, co
 
 }  // namespace
 
+bool RankDeath::operator==(const RankDeath& other) const {
+  return signal == other.signal && core_dumped == other.core_dumped &&
+         oom_killed == other.oom_killed && peak_rss_bytes == other.peak_rss_bytes &&
+         memory_limit_bytes == other.memory_limit_bytes;
+}
+
 bool RankError::operator==(const RankError& other) const {
   return type == other.type && message == other.message && file == other.file &&
-         line == other.line && function == other.function && log_tail == other.log_tail;
+         line == other.line && function == other.function && log_tail == other.log_tail &&
+         death == other.death;
+}
+
+std::string DescribeRankDeath(const RankDeath& death) {
+  if (death.signal == 0) return "";
+  const char* name = sigabbrev_np(death.signal);  // "KILL"
+  std::string text = name != nullptr
+                         ? absl::StrCat("killed by SIG", name, " (signal ", death.signal, ")")
+                         : absl::StrCat("killed by signal ", death.signal);
+  if (death.core_dumped) absl::StrAppend(&text, ", core dumped");
+  if (death.oom_killed) {
+    absl::StrAppend(&text, "; the kernel's OOM killer ended it");
+    if (death.peak_rss_bytes > 0) {
+      absl::StrAppend(&text, ": peak RSS ", FormatBytes(death.peak_rss_bytes));
+      if (death.memory_limit_bytes > 0) {
+        absl::StrAppend(&text, " of a ", FormatBytes(death.memory_limit_bytes), " limit");
+      }
+    }
+  }
+  return text;
 }
 
 std::string BoundedUtf8(absl::string_view text, size_t max_bytes, bool keep_end) {
@@ -177,10 +206,43 @@ std::string DescribeRankError(const RankError& error) {
 }
 
 nlohmann::json RankErrorToJson(const RankError& error) {
-  return {{"type", error.type},         {"message", error.message},
-          {"file", error.file},         {"line", error.line},
-          {"function", error.function}, {"log_tail", error.log_tail}};
+  const RankDeath& death = error.death;
+  return {{"type", error.type},
+          {"message", error.message},
+          {"file", error.file},
+          {"line", error.line},
+          {"function", error.function},
+          {"log_tail", error.log_tail},
+          {"signal", death.signal},
+          {"core_dumped", death.core_dumped},
+          {"oom_killed", death.oom_killed},
+          {"peak_rss_bytes", death.peak_rss_bytes},
+          {"memory_limit_bytes", death.memory_limit_bytes}};
 }
+
+namespace {
+
+// The death's fields, each absent from what agents before them wrote.
+absl::Status GetDeath(const JsonFields& fields, RankDeath* death) {
+  if (fields.Optional("signal") != nullptr) {
+    FP_RETURN_IF_ERROR(fields.Get("signal", 0, 64, &death->signal));
+  }
+  if (fields.Optional("core_dumped") != nullptr) {
+    FP_RETURN_IF_ERROR(fields.Get("core_dumped", &death->core_dumped));
+  }
+  if (fields.Optional("oom_killed") != nullptr) {
+    FP_RETURN_IF_ERROR(fields.Get("oom_killed", &death->oom_killed));
+  }
+  if (fields.Optional("peak_rss_bytes") != nullptr) {
+    FP_RETURN_IF_ERROR(fields.Get("peak_rss_bytes", &death->peak_rss_bytes));
+  }
+  if (fields.Optional("memory_limit_bytes") != nullptr) {
+    FP_RETURN_IF_ERROR(fields.Get("memory_limit_bytes", &death->memory_limit_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
 
 absl::StatusOr<RankError> RankErrorFromJson(const nlohmann::json& json,
                                             absl::string_view document) {
@@ -196,6 +258,7 @@ absl::StatusOr<RankError> RankErrorFromJson(const nlohmann::json& json,
       GetBounded(fields, document, "function", kMaxErrorNameBytes, &error.function));
   FP_RETURN_IF_ERROR(
       GetBounded(fields, document, "log_tail", kMaxLogTailBytes, &error.log_tail));
+  FP_RETURN_IF_ERROR(GetDeath(fields, &error.death));
   return error;
 }
 

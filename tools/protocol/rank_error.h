@@ -8,6 +8,7 @@
 // it; job.json and the agents' messages carry it, every field bounded.
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -23,6 +24,26 @@ inline constexpr size_t kMaxErrorNameBytes = 512;  // type, file, function
 inline constexpr size_t kMaxLogTailBytes = 4 << 10;
 inline constexpr int kLogTailLines = 10;
 
+// How a rank ended, from the kernel's own record (the wait status, its
+// cgroup's oom_kill counter), never guessed from an exit status: a script's
+// `exit 137` is no SIGKILL.
+struct RankDeath {
+  int signal = 0;  // the signal that ended it; 0: it exited by itself
+  bool core_dumped = false;
+  // The kernel's OOM killer: its cgroup's oom_kill count rose while it ran
+  // and it ended by SIGKILL.
+  bool oom_killed = false;
+  uint64_t peak_rss_bytes = 0;      // its largest resident set; 0: unknown
+  uint64_t memory_limit_bytes = 0;  // its cgroup's limit, else the node's memory; 0: unknown
+
+  bool operator==(const RankDeath& other) const;
+};
+
+// "killed by SIGKILL (signal 9)", ", core dumped", "; the kernel's OOM
+// killer ended it: peak RSS 63.9 MiB of a 64.0 MiB limit"; "" for a rank
+// that exited by itself.
+std::string DescribeRankDeath(const RankDeath& death);
+
 struct RankError {
   std::string type;      // "ValueError"; empty when no exception was recorded
   std::string message;   // "bad shard 7"
@@ -30,6 +51,7 @@ struct RankError {
   int line = 0;
   std::string function;
   std::string log_tail;  // the rank's last lines, when no exception was recorded
+  RankDeath death;
 
   bool operator==(const RankError& other) const;
 };
@@ -49,7 +71,9 @@ RankError FromLogTail(absl::string_view output);
 // "" (the log tail is shown apart, on lines of its own).
 std::string DescribeRankError(const RankError& error);
 
-// {type, message, file, line, function, log_tail}.
+// {type, message, file, line, function, log_tail, signal, core_dumped,
+// oom_killed, peak_rss_bytes, memory_limit_bytes} (the last five absent
+// from what agents before them wrote: read as zero).
 nlohmann::json RankErrorToJson(const RankError& error);
 // InvalidArgument naming `document` and the field that is missing, of
 // another type or over its bound.

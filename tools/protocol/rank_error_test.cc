@@ -103,5 +103,29 @@ TEST(RankErrorTest, JsonRoundTripAndBounds) {
   EXPECT_THAT(RankErrorFromJson(json, "doc"), StatusIs(absl::StatusCode::kInvalidArgument));
 }
 
+// How the rank ended travels with its words; what agents before it wrote
+// (no such fields) reads as a rank that exited by itself.
+TEST(RankErrorTest, ItsDeathRoundTripsAndIsAbsentFromOlderAgents) {
+  RankError error = FromLogTail("allocating\n");
+  error.death = {9, false, true, 66u << 20, 64u << 20};
+  FP_ASSERT_OK_AND_ASSIGN(RankError back, RankErrorFromJson(RankErrorToJson(error), "doc"));
+  EXPECT_EQ(back, error);
+  EXPECT_EQ(DescribeRankDeath(back.death),
+            "killed by SIGKILL (signal 9); the kernel's OOM killer ended it: peak RSS 66.0 MiB "
+            "of a 64.0 MiB limit");
+  nlohmann::json older = RankErrorToJson(error);
+  for (const char* field :
+       {"signal", "core_dumped", "oom_killed", "peak_rss_bytes", "memory_limit_bytes"}) {
+    older.erase(field);
+  }
+  FP_ASSERT_OK_AND_ASSIGN(RankError old, RankErrorFromJson(older, "doc"));
+  EXPECT_EQ(old.death, RankDeath());
+  nlohmann::json bad = RankErrorToJson(error);
+  bad["signal"] = 99;
+  EXPECT_THAT(RankErrorFromJson(bad, "doc"), StatusIs(absl::StatusCode::kInvalidArgument));
+  RankDeath dumped{6, true};
+  EXPECT_EQ(DescribeRankDeath(dumped), "killed by SIGABRT (signal 6), core dumped");
+}
+
 }  // namespace
 }  // namespace fleetplan
