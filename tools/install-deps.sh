@@ -55,19 +55,33 @@ bench=(
   linux-perf
 )
 
-packages=("${build[@]}")
+# Each package once, under the first purpose that needs it.
+declare -A purpose_of=()
+purposes=("to build and run fleetplan")
+add() {
+  local purpose=$1 p
+  shift
+  for p in "$@"; do
+    [[ -n ${purpose_of[$p]:-} ]] || purpose_of[$p]=$purpose
+  done
+}
+add "${purposes[0]}" "${build[@]}"
 for arg in "$@"; do
   case $arg in
-    --test-beds) packages+=("${test_beds[@]}") ;;
-    --bench) packages+=("${bench[@]}") ;;
-    --all) packages+=("${test_beds[@]}" "${bench[@]}") ;;
+    --test-beds) purposes+=("for the tests' beds"); add "for the tests' beds" "${test_beds[@]}" ;;
+    --bench) purposes+=("for the benchmarks"); add "for the benchmarks" "${bench[@]}" ;;
+    --all)
+      purposes+=("for the tests' beds" "for the benchmarks")
+      add "for the tests' beds" "${test_beds[@]}"
+      add "for the benchmarks" "${bench[@]}"
+      ;;
     -h|--help) usage; exit 0 ;;
     *) echo "install-deps: unknown argument $arg" >&2; usage >&2; exit 2 ;;
   esac
 done
 
 missing=()
-for p in "${packages[@]}"; do
+for p in "${!purpose_of[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
     missing+=("$p")
   fi
@@ -77,9 +91,37 @@ if ((${#missing[@]} == 0)); then
   exit 0
 fi
 
+# "1 package", "3 packages".
+packages() { if (($1 == 1)); then echo "1 package"; else echo "$1 packages"; fi; }
+
+# What is missing, by purpose: one line each, not apt's hundreds.
+declare -A said=()
+for purpose in "${purposes[@]}"; do
+  [[ -z ${said[$purpose]:-} ]] || continue
+  said[$purpose]=1
+  names=()
+  for p in "${missing[@]}"; do
+    [[ ${purpose_of[$p]} == "$purpose" ]] && names+=("$p")
+  done
+  ((${#names[@]} == 0)) && continue
+  list=$(printf '%s\n' "${names[@]}" | sort | paste -sd ' ')
+  echo "install-deps: $(packages "${#names[@]}") $purpose: $list" >&2
+done
+
 sudo=""
 if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}" >&2
+# apt's own account (every unpack, every trigger) goes to a log, shown in
+# full only when apt fails.
+log_dir="${XDG_CACHE_HOME:-$HOME/.cache}/fleetplan"
+mkdir -p "$log_dir"
+log="$log_dir/install-deps.log"
+echo "install-deps: installing $(packages "${#missing[@]}") with apt (its log: $log) ..." >&2
+started=$SECONDS
 export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+if ! { $sudo apt-get update -qq && \
+       $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "install-deps: apt failed; its whole output is above and in $log" >&2
+  exit 1
+fi
+echo "install-deps: $(packages "${#missing[@]}") installed in $((SECONDS - started)) s" >&2
