@@ -230,6 +230,24 @@ TEST_F(SshElasticTest, AJobGoesOnWithoutACutOffNodeAndTakesItBack) {
   ExpectEveryRankSees({0, 1, 3}, 1);
   // The node cut off stopped its own ranks.
   EXPECT_THAT(ContainerProcessesMentioning(Node(2), kRankProcess, kHeartbeat), IsEmpty());
+  // While it is out of reach, status says what the others know, the node
+  // marked (its connect timeout is 5 s; the bound here means "hung").
+  ToolResult cut_json = Tool({"status", "--json", spec_}, absl::Seconds(90));
+  EXPECT_EQ(cut_json.status, 0) << cut_json.output;
+  nlohmann::json cut = nlohmann::json::parse(cut_json.output, nullptr, false);
+  ASSERT_TRUE(cut.is_object()) << cut_json.output;
+  EXPECT_EQ(cut["state"], "running") << cut_json.output;
+  EXPECT_EQ(cut["nodes"][2]["state"], "unreachable") << cut_json.output;
+  EXPECT_FALSE(cut["nodes"][2].value("error", "").empty()) << cut_json.output;
+  EXPECT_EQ(cut["nodes"][1]["state"], "running") << cut_json.output;
+  ToolResult cut_text = Tool({"status", spec_}, absl::Seconds(90));
+  EXPECT_EQ(cut_text.status, 0) << cut_text.output;
+  EXPECT_THAT(cut_text.output, testing::ContainsRegex(absl::StrCat("\n", Node(2),
+                                                                   " +unreachable ")));
+  ToolResult cut_logs = Tool({"logs", "--tail=1", spec_}, absl::Seconds(90));
+  EXPECT_EQ(cut_logs.status, 0) << cut_logs.output;
+  EXPECT_THAT(cut_logs.output,
+              HasSubstr(absl::StrCat("logs: node '", Node(2), "' is unreachable: ")));
 
   Reconnect(2);
   status = AwaitGeneration(2, absl::Seconds(30));

@@ -40,7 +40,7 @@ const ConnectionFactory& TransportConnections() {
 absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
                                              const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             bool tolerate_not_there,
+                                             Tolerate tolerate,
                                              const AfterConnect& then) {
   std::vector<absl::StatusOr<std::unique_ptr<Connection>>> opened(spec.nodes.size());
   ParallelFor(spec.nodes.size(), parallelism, [&](size_t i) {
@@ -53,11 +53,14 @@ absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
     // NotFound: the transport says the node is not there yet.
     const absl::Status& error = opened[i].status();
     const NodeSpec& node = spec.nodes[i];
-    if (!tolerate_not_there || !absl::IsNotFound(error)) {
+    if (tolerate != Tolerate::kNothing && absl::IsNotFound(error)) {
+      connections.not_there[node.name] = std::string(error.message());
+    } else if (tolerate == Tolerate::kUnreachable && !absl::IsInvalidArgument(error)) {
+      connections.unreachable[node.name] = std::string(error.message());
+    } else {
       return absl::Status(error.code(), absl::StrCat("cannot connect to node '", node.name, "' (",
                                                      node.transport, "): ", error.message()));
     }
-    connections.not_there[node.name] = std::string(error.message());
   }
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     if (opened[i].ok()) connections.open[spec.nodes[i].name] = *std::move(opened[i]);

@@ -20,7 +20,14 @@ struct NodeConnections {
   // Nodes whose transport said they are not there yet (NotFound: a
   // read-only connect to a container apply would create) → what it said.
   std::map<std::string, std::string> not_there;
+  // Nodes that could not be reached (Tolerate::kUnreachable) → why.
+  std::map<std::string, std::string> unreachable;
 };
+
+// Which nodes a command goes on without: none (apply), those not there
+// yet, or also those it cannot reach now (status, logs and top say what the
+// others know, the node marked).
+enum class Tolerate { kNothing, kNotThere, kUnreachable };
 
 // Opens a connection to `node` through its transport (Transport::Connect;
 // InvalidArgument when the node names no registered transport).
@@ -45,8 +52,9 @@ const ConnectionFactory& TransportConnections();
 
 // Connects to every node of `spec`, at most `parallelism` at once. The
 // first node that cannot be reached is named ("cannot connect to node 'b'
-// (ssh): ..."), except, with `tolerate_not_there`, one that is not there
-// yet. All or none: on an error no connection is kept.
+// (ssh): ..."), except what `tolerate` lets go: a node not there yet, or
+// also one that cannot be reached (any error but a bad spec's
+// InvalidArgument). All or none: on an error no connection is kept.
 // `then`, when given, runs on each node's connection as soon as it is open,
 // in the same thread (apply opens the agent's session there), and returns
 // the connection to keep.
@@ -55,7 +63,7 @@ using AfterConnect = std::function<std::unique_ptr<Connection>(const NodeSpec& n
 absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
                                              const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             bool tolerate_not_there,
+                                             Tolerate tolerate,
                                              const AfterConnect& then = nullptr);
 
 }  // namespace fleetplan

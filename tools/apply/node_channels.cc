@@ -49,7 +49,8 @@ absl::Status NodeChannels::Open(const TransportOptions& options, int parallelism
     return std::unique_ptr<Connection>(*std::move(session));
   };
   absl::StatusOr<NodeConnections> opened =
-      ConnectNodes(factory_, spec_, options, parallelism, tolerate_not_there,
+      ConnectNodes(factory_, spec_, options, parallelism,
+                   tolerate_not_there ? Tolerate::kNotThere : Tolerate::kNothing,
                    sessions ? open_session : nullptr);
   if (!opened.ok()) {
     sessions_.clear();

@@ -84,7 +84,7 @@ int Destroy(const ClusterSpec& spec, const ConnectionFactory& factory, const Tra
   TransportOptions reach = options;
   reach.read_only = true;  // start or create nothing just to stop it
   absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(factory, spec, reach, static_cast<int>(spec.nodes.size()), /*tolerate_not_there=*/true);
+      ConnectNodes(factory, spec, reach, static_cast<int>(spec.nodes.size()), Tolerate::kNotThere);
   std::unique_ptr<HeldSpecLock> lock;
   if (connections.ok()) {
     absl::StatusOr<std::unique_ptr<HeldSpecLock>> locked =

@@ -43,20 +43,26 @@ std::string TimeText(absl::Time time) {
 // What `status` says of one node.
 struct NodeStatus {
   std::string node;
-  // none, a JobPhase name, "lost", "unreadable", or (running, no rank of
-  // this node) "spare" or "rejoining"
+  // none, a JobPhase name, "lost", "unreadable", "unreachable", or
+  // (running, no rank of this node) "spare" or "rejoining"
   std::string state = "none";
-  std::string error;           // why unreadable
+  std::string error;           // why unreadable or unreachable
   std::optional<NodeJobState> job;
   int ranks_alive = 0;
   std::map<int, int> exit_statuses;
 };
 
 NodeStatus Summarize(const NodeSpec& node, const absl::StatusOr<std::optional<NodeJobState>>& read,
-                     bool not_there, absl::Time now) {
+                     const NodeConnections& connections, absl::Time now) {
   NodeStatus status;
   status.node = node.name;
-  if (not_there) return status;
+  if (connections.not_there.count(node.name) > 0) return status;
+  if (auto unreachable = connections.unreachable.find(node.name);
+      unreachable != connections.unreachable.end()) {
+    status.state = "unreachable";
+    status.error = unreachable->second;
+    return status;
+  }
   if (!read.ok()) {
     status.state = "unreadable";
     status.error = std::string(read.status().message());
@@ -79,8 +85,9 @@ NodeStatus Summarize(const NodeSpec& node, const absl::StatusOr<std::optional<No
 }
 
 // The job's overall state, from the coordinator's view: none, running,
-// succeeded, failed or stopped.
+// succeeded, failed or stopped; unknown when the chief cannot be read.
 std::string OverallState(const NodeStatus& chief) {
+  if (chief.state == "unreadable" || chief.state == "unreachable") return "unknown";
   if (!chief.job.has_value()) return "none";
   if (chief.state == "lost") return "failed";  // its agent died without a word
   if (chief.job->phase == JobPhase::kStarting) return "running";
@@ -163,14 +170,15 @@ int RunStatusCommand(const JobTarget& target) {
   absl::Time now = absl::Now();
   std::vector<NodeStatus> nodes;
   std::vector<absl::StatusOr<std::optional<NodeJobState>>> states = control.ReadStates();
-  bool unreadable = false;
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
-    const NodeSpec& node = spec.nodes[i];
-    nodes.push_back(Summarize(node, states[i],
-                              (*opened)->connections.not_there.count(node.name) > 0, now));
-    unreadable |= nodes.back().state == "unreadable";
+    nodes.push_back(Summarize(spec.nodes[i], states[i], (*opened)->connections, now));
   }
   const NodeStatus& chief = nodes[&spec.chief() - spec.nodes.data()];
+  // The job's own state is the chief's: a worker out of reach is marked,
+  // not a failure to answer; one reached but unreadable is.
+  bool chief_unknown = chief.state == "unreadable" || chief.state == "unreachable";
+  bool unreadable = chief_unknown;
+  for (const NodeStatus& node : nodes) unreadable |= node.state == "unreadable";
   std::string overall = OverallState(chief);
   const std::optional<NodeJobState>& job = chief.job;
   if (target.json) {
@@ -204,7 +212,9 @@ int RunStatusCommand(const JobTarget& target) {
                 ExitText(node.exit_statuses).c_str(),
                 Ago(node.job->last_heartbeat, now).c_str());
   }
-  if (!job.has_value()) {
+  if (chief_unknown) {
+    std::printf("job: unknown (its chief, %s, is %s)\n", chief.node.c_str(), chief.state.c_str());
+  } else if (!job.has_value()) {
     std::printf("job: none (no run of this spec on its chief)\n");
   } else {
     std::string line = absl::StrCat("job: ", overall, " (run ", job->run_id, ", generation ",
@@ -235,9 +245,19 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
   absl::StatusOr<std::vector<const NodeSpec*>> selected = SelectNodes(spec, options.nodes);
   if (!selected.ok()) return FailWith("logs", selected.status());
   std::vector<const NodeSpec*> nodes;
+  const NodeConnections& connections = (*opened)->connections;
+  bool named_unreachable = false;
   for (const NodeSpec* node : *selected) {
+    // One out of reach is said and left out; the others' logs are printed.
+    if (auto unreachable = connections.unreachable.find(node->name);
+        unreachable != connections.unreachable.end()) {
+      Fail("logs", absl::StrCat("node '", node->name, "' is unreachable: ", unreachable->second),
+           0);
+      named_unreachable |= !options.nodes.empty();
+      continue;
+    }
     // Unnamed, a node that is not there is left out: it has no logs.
-    if (!options.nodes.empty() || (*opened)->connections.open.count(node->name) > 0) {
+    if (!options.nodes.empty() || connections.open.count(node->name) > 0) {
       nodes.push_back(node);
     }
   }
@@ -301,7 +321,7 @@ int RunLogsCommand(const JobTarget& target, const LogsCommandOptions& options) {
       if (nodes[i] == &spec.chief()) return *results[i];
     }
   }
-  int code = 0;
+  int code = named_unreachable ? kExitApplyFailed : 0;
   for (size_t i = 0; i < nodes.size(); ++i) {
     if (!results[i].ok()) {
       Fail("logs", absl::StrCat("node '", nodes[i]->name, "': ", results[i].status().message()),

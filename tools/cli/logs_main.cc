@@ -43,8 +43,12 @@ int LogsMain(const CommandLine& line) {
   flags.Switch("raw", &raw,
                "Print the trainer's metric lines as it wrote them (JSON), also on a terminal.");
   flags.Group("Connecting");
+  // A node that does not answer is marked unreachable, and what the
+  // others know is printed.
+  target.tolerate_unreachable = true;
+  target.transport.connect_timeout_s = kReadConnectTimeoutS;
   flags.Number("connect-timeout", "SECONDS", &target.transport.connect_timeout_s,
-               "How long to wait for a node to answer.");
+               "How long to wait for a node before marking it unreachable (default 5).");
   std::vector<std::string> operands;
   if (std::optional<int> done = flags.Parse(line, &operands)) return *done;
   target.spec = operands[0];

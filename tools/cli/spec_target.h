@@ -28,7 +28,14 @@ struct JobTarget {
   absl::Duration lock_timeout = absl::ZeroDuration();
   // How the command reaches the nodes.
   const ConnectionFactory* connections = &TransportConnections();
+  // status, logs, top: a node that cannot be reached is marked and the
+  // others read (OpenedTarget::connections.unreachable).
+  bool tolerate_unreachable = false;
 };
+
+// How long status, logs and top wait for a node before marking it
+// unreachable (--connect-timeout sets it).
+inline constexpr int kReadConnectTimeoutS = 5;
 
 // The spec, parsed and checked against its transports. InvalidArgument or
 // NotFound for a bad or missing spec.
@@ -41,7 +48,8 @@ struct OpenedTarget {
 };
 
 // Loads the spec and connects to all its nodes read-only (a node that apply
-// would create and has not: no connection, nothing to read there).
+// would create and has not: no connection, nothing to read there; with
+// `tolerate_unreachable`, one that cannot be reached: none either).
 absl::StatusOr<std::unique_ptr<OpenedTarget>> OpenTarget(const JobTarget& target);
 
 // The nodes of `spec` named `names`, in the order given; every node when

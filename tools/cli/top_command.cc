@@ -103,7 +103,11 @@ TopView ReadTopView(const OpenedTarget& opened, const absl::Notification* cancel
   std::vector<std::string> names;
   for (const NodeSpec& node : spec.nodes) names.push_back(node.name);
   const size_t chief = &spec.chief() - spec.nodes.data();  // chief() is one of nodes
-  return GatherTop(names, chief, JobControl(spec, opened.connections.open).Top(cancel));
+  TopView view = GatherTop(names, chief, JobControl(spec, opened.connections.open).Top(cancel));
+  for (const auto& [node, why] : opened.connections.unreachable) {
+    view.unread[node] = absl::StrCat("unreachable: ", why);
+  }
+  return view;
 }
 
 int RunTopCommand(const JobTarget& target, const TopOptions& options) {

@@ -48,8 +48,12 @@ int TopMain(const CommandLine& line) {
   flags.Number("interval", "SECONDS", &interval_s, "Seconds between refreshes (1 to 3600).");
   flags.Choice("color", &target.color, {"auto", "always", "never"}, "Colour the stragglers.");
   flags.Group("Connecting");
+  // A node that does not answer is marked unreachable, and what the
+  // others know is printed.
+  target.tolerate_unreachable = true;
+  target.transport.connect_timeout_s = kReadConnectTimeoutS;
   flags.Number("connect-timeout", "SECONDS", &target.transport.connect_timeout_s,
-               "How long to wait for a node to answer.");
+               "How long to wait for a node before marking it unreachable (default 5).");
   std::vector<std::string> operands;
   if (std::optional<int> done = flags.Parse(line, &operands)) return *done;
   if (interval_s < 1 || interval_s > 3600) {
