@@ -13,6 +13,7 @@
 #include "plugins/slurm/slurm_connection.h"
 #include "re2/re2.h"
 #include "tools/process/files.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/util/status_macros.h"
 
 namespace fleetplan {
@@ -28,11 +29,12 @@ constexpr absl::Duration kPoll = absl::Milliseconds(100);
 // How long the request waits for the allocation's batch script to be there.
 constexpr absl::Duration kHolderWait = absl::Minutes(2);
 
+// The run a launch's agent command names (its --run-id): the launches of
+// one run make one job step.
 std::string RunIdOf(const CommandSpec& command) {
-  for (const auto& [name, value] : command.env) {
-    if (name == "FLEETPLAN_RUN_ID") return value;
-  }
-  return "";
+  absl::StatusOr<AgentCommand> agent = ParseAgentCommandLine(command.command);
+  if (!agent.ok() || !std::holds_alternative<AgentLaunch>(*agent)) return "";
+  return std::get<AgentLaunch>(*agent).run_id;
 }
 
 // A run id becomes file names on the nodes and a line the holder reads.
@@ -52,7 +54,7 @@ absl::StatusOr<int> AgentStep::Launch(SlurmConnection& connection, const std::st
   const std::string run_id = RunIdOf(command);
   if (!IsPlainName(run_id)) {
     return absl::InvalidArgumentError(
-        absl::StrCat(host, ": a launch needs FLEETPLAN_RUN_ID (letters, digits, ._-), not \"",
+        absl::StrCat(host, ": a launch needs a --run-id (letters, digits, ._-), not \"",
                      run_id, "\""));
   }
   const std::string& job = allocation_->job_id;

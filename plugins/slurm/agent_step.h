@@ -47,7 +47,7 @@ class AgentStep {
 
   // One node's launch through `connection` (to `host`, whose node's agent
   // is at `agent`): `command` starts the agent detached (the plan's launch
-  // step, FLEETPLAN_RUN_ID in its environment). Returns the exit status and
+  // step, the run's id in its --run-id). Returns the exit status and
   // output of the agent's report; an error when the step could not be
   // started or `cancel` came first.
   absl::StatusOr<int> Launch(SlurmConnection& connection, const std::string& host,

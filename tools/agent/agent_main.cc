@@ -66,10 +66,6 @@ int Launch(const AgentLaunch& command) {
   }
   NodeAgentOptions options;
   options.request = command;
-  if (const char* from_env = std::getenv("FLEETPLAN_RUN_ID");
-      options.request.run_id.empty() && from_env != nullptr) {
-    options.request.run_id = from_env;
-  }
   if (command.supervision.rejoins) options.rejoin_window = kRejoinWindow;
   absl::StatusOr<std::optional<JobKey>> key = ReadKey(command.key_file);
   if (!key.ok()) return Fail(key.status(), kExitBadInput);

@@ -69,7 +69,7 @@ struct World {
   std::function<Reply(const std::string& node, const std::string& what)> agent =
       [](const std::string&, const std::string&) { return Reply(); };
   // How the job ends: a follower, when it returns, leaves job.json so.
-  std::string run_id;  // FLEETPLAN_RUN_ID of the last launch
+  std::string run_id;  // the --run-id of the last launch
   JobPhase end_phase = JobPhase::kSucceeded;
   std::optional<JobFailure> end_failure;
   int end_status = 0;
@@ -92,17 +92,19 @@ class FakeConnection : public Connection {
     }
     absl::Time start = absl::Now();
     Reply reply;
+    // A launch stands in the world's record as "launch <node>"; its run id
+    // (the agent's --run-id) is the world's.
+    std::string what = command.command;
+    bool launch =
+        command.launches_agent && agent.ok() && std::holds_alternative<AgentLaunch>(*agent);
+    if (launch) what = "launch " + std::get<AgentLaunch>(*agent).node;
     {
       absl::MutexLock lock(&world_->mu);
-      for (const auto& [name, value] : command.env) {
-        if (name == "FLEETPLAN_RUN_ID") world_->run_id = value;
-      }
-      world_->runs.push_back(absl::StrCat(node_, ": ", command.command));
-      if (command.hold_stdin) {
-        world_->held_stdin.push_back(absl::StrCat(node_, ": ", command.command));
-      }
+      if (launch) world_->run_id = std::get<AgentLaunch>(*agent).run_id;
+      world_->runs.push_back(absl::StrCat(node_, ": ", what));
+      if (command.hold_stdin) world_->held_stdin.push_back(absl::StrCat(node_, ": ", what));
       world_->max_running = std::max(world_->max_running, ++world_->running);
-      reply = world_->reply(node_, command.command);
+      reply = world_->reply(node_, what);
     }
     if (!reply.output.empty()) on_output(reply.output);
     int status = reply.status;
@@ -114,12 +116,10 @@ class FakeConnection : public Connection {
     }
     absl::MutexLock lock(&world_->mu);
     --world_->running;
-    world_->spans[absl::StrCat(node_, ": ", command.command)] = {start, absl::Now()};
+    world_->spans[absl::StrCat(node_, ": ", what)] = {start, absl::Now()};
     if (reply.lost) return absl::UnavailableError("connection lost while running a command");
     // A launch that succeeded left its agent running, as job.json says.
-    bool launch = false;
-    for (const auto& [name, value] : command.env) launch |= name == "FLEETPLAN_RUN_ID";
-    if (launch && status == 0) {
+    if (command.launches_agent && status == 0) {
       NodeJobState state;
       state.run_id = world_->run_id;
       state.node = node_;
@@ -443,8 +443,12 @@ Plan CheckAndLaunchPlan(const ClusterSpec& spec) {
   for (const NodeSpec& node : spec.nodes) {
     check.steps.push_back(
         MakeStep(PhaseKind::kPreflight, node.name, StepKind::kCheck, "check " + node.name));
-    launch.steps.push_back(
+    Step& step = launch.steps.emplace_back(
         MakeStep(PhaseKind::kLaunch, node.name, StepKind::kLaunchAgent, "launch " + node.name));
+    step.launch.emplace();
+    step.launch->node = node.name;
+    step.launch->log_dir = node.workdir + "/logs";
+    step.launch->program = {"train"};
   }
   return plan;
 }
@@ -784,6 +788,8 @@ TEST_F(ExecutorTest, DetachReturnsOnceTheRanksStartedNamingTheRun) {
   options.status_command = "STATUS";
   ApplyResult result = Apply(spec, plan, options);
   ASSERT_EQ(result.exit_code, 0) << result.message;
+  // The run's id reached the agents as a field of their launch request.
+  EXPECT_FALSE(world_.run_id.empty());
   EXPECT_THAT(result.note, HasSubstr(absl::StrCat("run ", world_.run_id, " started on 2 nodes; "
                                                   "it runs without apply")));
   EXPECT_THAT(result.note, HasSubstr("see it with STATUS"));

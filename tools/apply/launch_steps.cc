@@ -10,6 +10,7 @@
 #include "absl/time/clock.h"
 #include "tools/apply/job_control.h"
 #include "tools/apply/parallel_for.h"
+#include "tools/plan/node_scripts.h"
 #include "tools/protocol/node_layout.h"
 
 namespace fleetplan {
@@ -95,9 +96,15 @@ StepOutcome LaunchSteps::Run(const Step& step) {
   if (absl::Status keyed = context_.channels.DeliverJobKey(*node); !keyed.ok()) {
     return StepOutcome::Failed(absl::StrCat("phase launch: ", keyed.message()));
   }
+  if (!step.launch.has_value()) {
+    return StepOutcome::Failed(absl::StrCat("node '", step.node, "', phase launch: the step has "
+                                            "no launch request"));
+  }
+  // The plan's request, this run's id in it, rendered at the edge.
+  AgentLaunch launch = *step.launch;
+  launch.run_id = run_id_;
   std::string output;
-  return RunStepCommand(context_, step, step.command, &output, nullptr,
-                        {{"FLEETPLAN_RUN_ID", run_id_}});
+  return RunStepCommand(context_, step, LaunchCommandLine(*node, launch), &output);
 }
 
 std::string LaunchSteps::StartAgents(const Phase& phase) {

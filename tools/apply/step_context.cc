@@ -35,7 +35,7 @@ StepOutcome UnknownNode(const Step& step) {
 
 StepOutcome RunStepCommand(const StepContext& context, const Step& step,
                            const std::string& command, std::string* output,
-                           const absl::Notification* serving_done, const EnvList& env) {
+                           const absl::Notification* serving_done) {
   // The output is kept for the failure message.
   OutputBuffer buffer(20);
   const absl::Notification* cancel =
@@ -51,7 +51,6 @@ StepOutcome RunStepCommand(const StepContext& context, const Step& step,
   } else {
     CommandSpec spec;
     spec.command = command;
-    spec.env = env;
     spec.hold_stdin = serving_done != nullptr;
     spec.launches_agent = step.kind == StepKind::kLaunchAgent;
     status = context.channels.Of(step.node).Run(spec, on_output, timed.get());

@@ -298,8 +298,10 @@ Phase LaunchPhase(const ClusterSpec& spec, const std::vector<int>& first_ranks) 
   for (size_t i = 0; i < spec.nodes.size(); ++i) {
     const NodeSpec& node = spec.nodes[i];
     Step& step = phase.Add(node.name, StepKind::kLaunchAgent);
-    step.command =
-        LaunchCommand(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
+    step.launch =
+        LaunchRequest(spec.job, node, first_ranks[i], &node == &chief ? coordinator : worker);
+    // What the plan shows and hashes: the launch without a run's id.
+    step.command = LaunchCommandLine(node, *step.launch);
     // Shown by the plan; inputs only of an elastic job's steps.
     if (node.spare) step.inputs.emplace_back("spare", "true");
     if (&node == &chief && spec.Elastic()) {

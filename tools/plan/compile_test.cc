@@ -13,6 +13,7 @@
 #include "gtest/gtest.h"
 #include "plugins/docker/docker_settings.h"
 #include "plugins/ssh/ssh_groups.h"
+#include "tools/plan/node_scripts.h"
 #include "tools/plan/test_specs.h"
 #include "tools/util/status_matchers.h"
 
@@ -294,6 +295,11 @@ TEST(CompilePlanTest, LaunchCommand) {
             "--nodes=worker,head --supervisor-port=29501 -- "
             "/home/ubuntu/project/.fleetplan/bin/train "
             "--backend=gloo --dataset=fashion-mnist --epochs=2");
+  // The typed request it renders, which apply gives the run's id.
+  ASSERT_TRUE(step.launch.has_value());
+  EXPECT_EQ(step.launch->node, "head");
+  EXPECT_TRUE(step.launch->run_id.empty());
+  EXPECT_EQ(LaunchCommandLine(TwoByTwoSpec().nodes[1], *step.launch), step.command);
 }
 
 TEST(CompilePlanTest, WorkersConnectToTheChiefsAgent) {

@@ -120,7 +120,7 @@ std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
       " >&2; cd; }\n", command_line, "\n");
 }
 
-std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
+AgentLaunch LaunchRequest(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision) {
   AgentLaunch launch;
   launch.node = node.name;
@@ -139,6 +139,10 @@ std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_ra
   // The state folder is the job's user's alone (the agent tightens one an
   // earlier version made 0755, on every launch).
   launch.private_dir = UnderWorkdir(node, kStateDirName);
+  return launch;
+}
+
+std::string LaunchCommandLine(const NodeSpec& node, const AgentLaunch& launch) {
   return absl::StrCat("cd ", ShellQuote(node.workdir), " && . ",
                       ShellQuote(EnvScriptPath(node)), " && exec ",
                       AgentCommandLine(AgentPath(node), launch));

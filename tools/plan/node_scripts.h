@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "tools/plan/rank_env.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/protocol/node_layout.h"
 #include "tools/protocol/supervision.h"
 #include "tools/spec/cluster_spec.h"
@@ -64,12 +65,17 @@ std::string ShellCommandLine(const std::vector<std::string>& argv);
 std::string ExecCommand(const NodeSpec& node, absl::string_view env_script,
                         absl::string_view command_line);
 
-// The command that starts the node's agent detached (it outlives the
-// transport's session), which starts its ranks; it returns once they run.
-// The agent is told where the node's job key is (JobKeyPath), never the
-// key itself: command lines are everyone's to read.
-std::string LaunchCommand(const JobSpec& job, const NodeSpec& node, int first_rank,
+// What the node's agent is asked to launch: it starts detached (it
+// outlives the transport's session), starts the node's ranks and returns
+// once they run. It is told where the node's job key is (JobKeyPath),
+// never the key itself: command lines are everyone's to read. The run id
+// is apply's to set, each run (LaunchCommandLine writes it).
+AgentLaunch LaunchRequest(const JobSpec& job, const NodeSpec& node, int first_rank,
                           const Supervision& supervision);
+
+// The command that runs `launch` on `node`: in its workdir, its env.sh
+// sourced, the agent exec'd.
+std::string LaunchCommandLine(const NodeSpec& node, const AgentLaunch& launch);
 
 // What `logs` asks of a node's agent (fleetplan-agent logs).
 struct LogsRequest {

@@ -5,11 +5,13 @@
 // Plain data, computed from a ClusterSpec by CompilePlan (compile.h) with no
 // I/O; rendered for people and machines by render.h; run by tools/apply.
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
+#include "tools/protocol/agent_command.h"
 #include "tools/spec/cluster_spec.h"
 
 namespace fleetplan {
@@ -49,6 +51,9 @@ struct Step {
   // The shell command run on the node (/bin/sh -c), after its phase's
   // preamble, if the step runs one.
   std::string command;
+  // A launch step's request, typed (its `command` is this rendered without
+  // a run id); apply sets the run's id and renders it at launch.
+  std::optional<AgentLaunch> launch;
   // The file the step writes on the node (path, content), if it writes one.
   std::string path;
   std::string content;

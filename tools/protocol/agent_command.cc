@@ -117,8 +117,8 @@ void AgentLaunch::Bind(OptionList& options) {
                "A regular expression (RE2) whose first group is a rank's step in a line of its "
                "output, beside the trainer's metric lines; what `top` shows.");
   options.Text("run-id", "ID",
-               &run_id, "The run's id, the same on every node (default: $FLEETPLAN_RUN_ID, "
-               "else made by the coordinator).");
+               &run_id, "The run's id, the same on every node (default: made by the "
+               "coordinator).");
   options.Duration("grace-period", &grace_period,
                    "How long stopped ranks get between SIGTERM and SIGKILL.");
   options.Switch("watch-stdin", &watch_stdin, "Stop all ranks when stdin reaches end-of-file.");
@@ -478,14 +478,21 @@ absl::StatusOr<AgentCommand> ParseAgentCommand(const std::vector<std::string>& g
 absl::StatusOr<AgentCommand> ParseAgentCommandLine(absl::string_view line) {
   absl::StatusOr<std::vector<std::string>> words = SplitShellWords(line);
   if (!words.ok()) return words.status();
-  auto word = words->begin();
-  if (word != words->end() && *word == "exec") ++word;
-  if (word == words->end() || !absl::EndsWith(*word, "fleetplan-agent")) {
-    return absl::InvalidArgumentError(absl::StrCat("runs no fleetplan-agent: ", line));
+  auto separates = [](const std::string& word) {
+    return word == "&&" || word == ";" || word == "||";
+  };
+  // The first of its commands that runs the agent (a launch runs `cd` and
+  // sources env.sh first).
+  for (auto word = words->begin(); word != words->end();) {
+    auto end = word;
+    while (end != words->end() && !separates(*end)) ++end;
+    if (word != end && *word == "exec") ++word;
+    if (word != end && absl::EndsWith(*word, "fleetplan-agent")) {
+      return ParseAgentCommand(std::vector<std::string>(word + 1, end));
+    }
+    word = end == words->end() ? end : end + 1;
   }
-  auto end = word + 1;
-  while (end != words->end() && *end != "&&" && *end != ";" && *end != "||") ++end;
-  return ParseAgentCommand(std::vector<std::string>(word + 1, end));
+  return absl::InvalidArgumentError(absl::StrCat("runs no fleetplan-agent: ", line));
 }
 
 }  // namespace fleetplan

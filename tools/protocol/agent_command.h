@@ -59,7 +59,7 @@ struct AgentLaunch {
   absl::Duration hang_timeout = absl::ZeroDuration();
   LauncherConfig launcher;  // whose contract the ranks see
   std::string progress;  // the spec's [job] progress: RE2 whose first group is a rank's step
-  std::string run_id;  // empty: $FLEETPLAN_RUN_ID, else made by the coordinator
+  std::string run_id;  // the same on every node; empty: made by the coordinator
   absl::Duration grace_period = absl::Seconds(10);
   bool watch_stdin = true;
   std::vector<std::string> program;
@@ -312,9 +312,11 @@ std::string AgentCommandLine(absl::string_view agent_path, const T& command,
 // given twice, or options that conflict.
 absl::StatusOr<AgentCommand> ParseAgentCommand(const std::vector<std::string>& args);
 
-// The command an sh command line written by AgentCommandLine runs (after
-// an optional `exec`, up to a `&&` or `;`), for tests and fakes that stand
-// in for a node. InvalidArgument when it runs no agent command.
+// The agent command an sh command line runs: the first of its commands
+// (separated by `&&`, `;` or `||`) that runs fleetplan-agent, after an
+// optional `exec`, as AgentCommandLine wrote it. For tests and fakes that
+// stand in for a node, and for a transport that must know a launch's run.
+// InvalidArgument when it runs no agent command.
 absl::StatusOr<AgentCommand> ParseAgentCommandLine(absl::string_view line);
 
 // The agent's usage: every subcommand, its summary and its options.
