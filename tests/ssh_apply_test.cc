@@ -1062,8 +1062,10 @@ TEST_F(SshApplyTest, TheTrainerRestartedMidEpochContinuesFromItsCheckpoint) {
   // It went on from the checkpoint: fewer steps than a whole epoch after it.
   std::vector<nlohmann::json> steps = TrainerEvents(apply.output, "step");
   ASSERT_FALSE(steps.empty());
+  // The kill is named from the kernel's record, in the restart's header too.
   EXPECT_THAT(apply.output, HasSubstr("--- restart 1 of 1 (rank 1 on " + NodeNamed(Node(1)) +
-                                      " failed with exit status 137) ---"));
+                                      " failed with exit status 137: killed by SIGKILL (signal "
+                                      "9)) ---"));
   ASSERT_EQ(resumed.size(), 1u);
   EXPECT_GE(resumed[0]["step"].get<int>(), 20) << "from its mid-epoch checkpoint";
   EXPECT_LT(resumed[0]["step"].get<int>(), 60);
