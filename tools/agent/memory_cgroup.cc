@@ -1,7 +1,5 @@
 #include "tools/agent/memory_cgroup.h"
 
-#include <sys/stat.h>
-
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -15,18 +13,13 @@
 namespace fleetplan {
 namespace {
 
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 // `dir`, else the controller's root where only that is visible (a
 // container whose /proc names the host's path).
 std::optional<MemoryCgroup> Existing(const std::string& root, const std::string& path,
                                      const char* probe, bool v2) {
   std::string dir = path == "/" ? root : absl::StrCat(root, path);
-  if (IsFile(absl::StrCat(dir, "/", probe))) return MemoryCgroup{dir, v2};
-  if (IsFile(absl::StrCat(root, "/", probe))) return MemoryCgroup{root, v2};
+  if (IsRegularFile(absl::StrCat(dir, "/", probe))) return MemoryCgroup{dir, v2};
+  if (IsRegularFile(absl::StrCat(root, "/", probe))) return MemoryCgroup{root, v2};
   return std::nullopt;
 }
 
@@ -37,7 +30,7 @@ std::optional<uint64_t> KeyedNumber(const std::string& path, absl::string_view k
   for (absl::string_view line : absl::StrSplit(*text, '\n')) {
     std::vector<absl::string_view> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
     uint64_t value = 0;
-    if (words.size() >= 2 && words[0] == key && absl::SimpleAtoi(words[1], &value)) return value;
+    if (words.size() == 2 && words[0] == key && absl::SimpleAtoi(words[1], &value)) return value;
   }
   return std::nullopt;
 }
@@ -71,6 +64,18 @@ std::optional<MemoryCgroup> MemoryCgroupOf(pid_t pid, const KernelPaths& paths) 
   return std::nullopt;
 }
 
+std::optional<uint64_t> MeminfoBytes(absl::string_view meminfo, absl::string_view key) {
+  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
+    if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, ":")) continue;
+    line = absl::StripAsciiWhitespace(line);
+    bool kib = absl::ConsumeSuffix(&line, " kB");
+    uint64_t value;
+    if (!absl::SimpleAtoi(line, &value)) return std::nullopt;
+    return kib ? value * 1024 : value;
+  }
+  return std::nullopt;
+}
+
 std::optional<uint64_t> OomKills(const MemoryCgroup& cgroup) {
   return KeyedNumber(absl::StrCat(cgroup.dir, cgroup.v2 ? "/memory.events" : "/memory.oom_control"),
                      "oom_kill");
@@ -87,8 +92,9 @@ uint64_t MemoryLimit(const std::optional<MemoryCgroup>& cgroup, const KernelPath
       return limit;
     }
   }
-  std::optional<uint64_t> kib = KeyedNumber(absl::StrCat(paths.proc, "/meminfo"), "MemTotal:");
-  return kib.has_value() ? *kib * 1024 : 0;
+  absl::StatusOr<std::string> meminfo = ReadFileToString(absl::StrCat(paths.proc, "/meminfo"));
+  if (!meminfo.ok()) return 0;
+  return MeminfoBytes(*meminfo, "MemTotal").value_or(0);
 }
 
 OomWatch WatchOomKills(pid_t pid, const KernelPaths& paths) {

@@ -15,6 +15,8 @@
 #include <optional>
 #include <string>
 
+#include "absl/strings/string_view.h"
+
 namespace fleetplan {
 
 // Where /proc and the cgroup mounts are; tests hand in a folder of their own.
@@ -41,6 +43,10 @@ std::optional<uint64_t> OomKills(const MemoryCgroup& cgroup);
 // The memory limit of `cgroup`; where it has none (or none is known), the
 // node's memory (MemTotal); 0 when neither can be read.
 uint64_t MemoryLimit(const std::optional<MemoryCgroup>& cgroup, const KernelPaths& paths = {});
+
+// The figure of `key` in /proc/meminfo's text, in bytes ("MemTotal:
+// 16318256 kB" → 16710094848); nullopt where it is missing or unreadable.
+std::optional<uint64_t> MeminfoBytes(absl::string_view meminfo, absl::string_view key);
 
 // What a process's start recorded, to compare with its end.
 struct OomWatch {

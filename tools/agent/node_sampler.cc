@@ -9,6 +9,7 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "nlohmann/json.hpp"
+#include "tools/agent/memory_cgroup.h"
 #include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 
@@ -23,19 +24,6 @@ std::optional<T> CsvFigure(absl::string_view text) {
   T value;
   if (!absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &value)) return std::nullopt;
   return value;
-}
-
-// "MemTotal:       16318256 kB" → bytes.
-std::optional<uint64_t> MeminfoBytes(absl::string_view meminfo, absl::string_view key) {
-  for (absl::string_view line : absl::StrSplit(meminfo, '\n')) {
-    if (!absl::ConsumePrefix(&line, key) || !absl::ConsumePrefix(&line, ":")) continue;
-    line = absl::StripAsciiWhitespace(line);
-    bool kib = absl::ConsumeSuffix(&line, " kB");
-    uint64_t value;
-    if (!absl::SimpleAtoi(line, &value)) return std::nullopt;
-    return kib ? value * 1024 : value;
-  }
-  return std::nullopt;
 }
 
 Snapshot Take(const std::string& proc_root) {

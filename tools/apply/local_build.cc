@@ -1,7 +1,6 @@
 #include "tools/apply/local_build.h"
 
 #include <signal.h>
-#include <sys/stat.h>
 
 #include <memory>
 
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 #include "absl/time/time.h"
+#include "tools/process/files.h"
 #include "tools/process/subprocess.h"
 #include "tools/util/status_macros.h"
 
@@ -25,11 +25,6 @@ std::string LabelOutputPath(absl::string_view label) {
   size_t slash = label.rfind('/');
   return absl::StrCat(label, "/",
                       slash == absl::string_view::npos ? label : label.substr(slash + 1));
-}
-
-bool IsFile(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace
@@ -72,7 +67,7 @@ absl::StatusOr<std::string> BuiltBinaryPath(const std::string& workspace,
     bin_dir = trimmed;
   }
   std::string path = absl::StrCat(bin_dir, "/", LabelOutputPath(label));
-  if (!IsFile(path)) {
+  if (!IsRegularFile(path)) {
     return absl::NotFoundError(
         absl::StrCat("the build of ", label, " left no file at ", path));
   }

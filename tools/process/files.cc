@@ -89,6 +89,11 @@ absl::Status MakeDirs(const std::string& path) {
   return absl::OkStatus();
 }
 
+bool IsRegularFile(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
 absl::StatusOr<std::string> ReadFileToString(const std::string& path) {
   int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return PathError("cannot open", path, errno);

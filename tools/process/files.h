@@ -22,6 +22,9 @@ absl::Status MakeDirs(const std::string& path);
 // Reads a whole file. NotFound when it does not exist.
 absl::StatusOr<std::string> ReadFileToString(const std::string& path);
 
+// True when `path` is a regular file (a link to one counts).
+bool IsRegularFile(const std::string& path);
+
 // The whole of the regular file `name` in the folder open at `dir`, not
 // through a symbolic link; nullopt for a link, for anything that is not a
 // regular file, and for a file that cannot be read.

@@ -47,6 +47,14 @@ TEST(FilesTest, ReadMissingFileIsNotFound) {
               StatusIs(absl::StatusCode::kNotFound, HasSubstr("missing")));
 }
 
+TEST(FilesTest, IsRegularFileIsTrueForAFileOnly) {
+  std::string dir = TempDir() + "/regular";
+  ASSERT_THAT(WriteFileAtomic(dir + "/file", "x", 0644), IsOk());
+  EXPECT_TRUE(IsRegularFile(dir + "/file"));
+  EXPECT_FALSE(IsRegularFile(dir));
+  EXPECT_FALSE(IsRegularFile(dir + "/missing"));
+}
+
 // Through a folder's descriptor: names without "." and "..", and only a
 // regular file's bytes (not a link's target, not a folder).
 TEST(FilesTest, AFolderOpenAtADescriptorIsListedAndItsRegularFilesRead) {
