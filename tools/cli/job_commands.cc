@@ -174,12 +174,12 @@ int RunStatusCommand(const JobTarget& target) {
     nodes.push_back(Summarize(spec.nodes[i], states[i], (*opened)->connections, now));
   }
   const NodeStatus& chief = nodes[&spec.chief() - spec.nodes.data()];
+  std::string overall = OverallState(chief);
   // The job's own state is the chief's: a worker out of reach is marked,
   // not a failure to answer; one reached but unreadable is.
-  bool chief_unknown = chief.state == "unreadable" || chief.state == "unreachable";
+  bool chief_unknown = overall == "unknown";
   bool unreadable = chief_unknown;
   for (const NodeStatus& node : nodes) unreadable |= node.state == "unreadable";
-  std::string overall = OverallState(chief);
   const std::optional<NodeJobState>& job = chief.job;
   if (target.json) {
     nlohmann::json out = {{"state", overall},
