@@ -242,8 +242,8 @@ TEST_F(SshElasticTest, AJobGoesOnWithoutACutOffNodeAndTakesItBack) {
   EXPECT_EQ(cut["nodes"][1]["state"], "running") << cut_json.output;
   ToolResult cut_text = Tool({"status", spec_}, absl::Seconds(90));
   EXPECT_EQ(cut_text.status, 0) << cut_text.output;
-  EXPECT_THAT(cut_text.output, testing::ContainsRegex(absl::StrCat("\n", Node(2),
-                                                                   " +unreachable ")));
+  EXPECT_THAT(cut_text.output,
+              testing::ContainsRegex(absl::StrCat("\n", Node(2), " +unreachable ")));
   ToolResult cut_logs = Tool({"logs", "--tail=1", spec_}, absl::Seconds(90));
   EXPECT_EQ(cut_logs.status, 0) << cut_logs.output;
   EXPECT_THAT(cut_logs.output,

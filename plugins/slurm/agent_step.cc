@@ -53,9 +53,8 @@ absl::StatusOr<int> AgentStep::Launch(SlurmConnection& connection, const std::st
                                       const absl::Notification* cancel) {
   const std::string run_id = RunIdOf(command);
   if (!IsPlainName(run_id)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(host, ": a launch needs a --run-id (letters, digits, ._-), not \"",
-                     run_id, "\""));
+    return absl::InvalidArgumentError(absl::StrCat(
+        host, ": a launch needs a --run-id (letters, digits, ._-), not \"", run_id, "\""));
   }
   const std::string& job = allocation_->job_id;
   CommandSpec task = command;

@@ -25,7 +25,8 @@ constexpr absl::Duration kHandshakeTimeout = absl::Seconds(10);
 
 absl::Status CoordinatorAgent::SetUp(absl::Time now) {
   JobCoordinator::Options job;
-  job.nodes = request_.supervision.nodes.empty() ? std::vector<std::string>{request_.node} : request_.supervision.nodes;
+  job.nodes = request_.supervision.nodes.empty() ? std::vector<std::string>{request_.node}
+                                                 : request_.supervision.nodes;
   job.max_restarts = request_.restarts;
   job.join_timeout = request_.supervision.heartbeat_timeout;
   job.restart_backoff = options_.restart_backoff;
@@ -172,7 +173,8 @@ bool CoordinatorAgent::Keep(PeerChannel& worker, absl::Time now, absl::Time* lea
   if (worker.closed()) {
     lost = "its agent's connection closed";
   } else if (now - worker.last_heard() > request_.supervision.heartbeat_timeout) {
-    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(request_.supervision.heartbeat_timeout));
+    lost = absl::StrCat("no heartbeat for ",
+                        absl::FormatDuration(request_.supervision.heartbeat_timeout));
   }
   if (lost.empty()) {
     if (!worker.peer.empty()) *least_recent = std::min(*least_recent, worker.last_heard());

@@ -199,10 +199,10 @@ int RunDetached(NodeAgentOptions options) {
   }
   close(ready[1]);
   if (ReadyByte(ready[0]) == 'S') {
-    bool said = SayLaunched(report, 0,
-                            absl::StrCat(options.request.node, ": ", StartedWhat(options), " (agent ",
-                                         pid, ", run ",
-                                         options.request.run_id.empty() ? "?" : options.request.run_id, ")"));
+    bool said = SayLaunched(
+        report, 0,
+        absl::StrCat(options.request.node, ": ", StartedWhat(options), " (agent ", pid, ", run ",
+                     options.request.run_id.empty() ? "?" : options.request.run_id, ")"));
     if (report.empty()) return 0;
     // A report nobody can read: the launch would wait for it in vain.
     if (!said) kill(pid, SIGTERM);

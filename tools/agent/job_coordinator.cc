@@ -28,7 +28,7 @@ bool JobCoordinator::Elastic() const {
 
 int JobCoordinator::MinNodes() const {
   return options_.elastic.min_nodes > 0 ? options_.elastic.min_nodes
-                                : static_cast<int>(membership_.full_size());
+                                        : static_cast<int>(membership_.full_size());
 }
 
 void JobCoordinator::Joined(const std::string& node, int nproc) {
@@ -231,10 +231,11 @@ bool JobCoordinator::MayRunOn(const std::vector<std::string>& next) {
   std::string last = membership_.lost().empty() ? "" : membership_.lost().back().node;
   if (options_.elastic.max_node_losses >= 0 &&
       membership_.node_losses() > options_.elastic.max_node_losses) {
-    failure_ = JobFailure{last, -1, 1,
-                          absl::StrCat("lost ", Nodes(membership_.node_losses()),
-                                       ", more than max_node_losses = ",
-                                       options_.elastic.max_node_losses, " (lost now: ", lost, ")")};
+    failure_ =
+        JobFailure{last, -1, 1,
+                   absl::StrCat("lost ", Nodes(membership_.node_losses()),
+                                ", more than max_node_losses = ", options_.elastic.max_node_losses,
+                                " (lost now: ", lost, ")")};
     return false;
   }
   if (static_cast<int>(next.size()) >= MinNodes()) return true;

@@ -391,9 +391,12 @@ class JobTest : public NodeAgentTest {
   std::map<std::string, NodeJobState> RunJob(std::vector<NodeAgentOptions> nodes) {
     std::map<std::string, absl::StatusOr<NodeJobState>> results;
     std::vector<std::thread> threads;
-    for (const NodeAgentOptions& node : nodes) results.emplace(node.request.node, absl::UnknownError(""));
     for (const NodeAgentOptions& node : nodes) {
-      threads.emplace_back([&results, &node] { results.at(node.request.node) = RunNodeAgent(node); });
+      results.emplace(node.request.node, absl::UnknownError(""));
+    }
+    for (const NodeAgentOptions& node : nodes) {
+      threads.emplace_back(
+          [&results, &node] { results.at(node.request.node) = RunNodeAgent(node); });
     }
     for (std::thread& thread : threads) thread.join();
     std::map<std::string, NodeJobState> states;

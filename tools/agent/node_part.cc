@@ -112,8 +112,8 @@ void NodePart::HandleReady(const std::vector<int>& watch, const std::vector<size
 
 void NodePart::Heartbeat(absl::Time now) {
   if (now >= next_heartbeat_) {
-    next_heartbeat_ = now + std::clamp(request_.supervision.heartbeat_timeout / 5, absl::Milliseconds(100),
-                                       absl::Seconds(1));
+    next_heartbeat_ = now + std::clamp(request_.supervision.heartbeat_timeout / 5,
+                                       absl::Milliseconds(100), absl::Seconds(1));
     for (PeerChannel* channel : Channels()) channel->Send(HeartbeatMessage{});
     WriteState(now);
   } else if (dirty_) {

@@ -199,9 +199,8 @@ std::map<int, int> RankGroup::statuses() const {
 }
 
 RankError RankGroup::Explain(int rank) const {
-  RankError error =
-      ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
-                         RankLogPath(options_.run_dir, rank), options_.secret_values);
+  RankError error = ExplainRankFailure(RankErrorPath(options_.run_dir, rank, options_.generation),
+                                       RankLogPath(options_.run_dir, rank), options_.secret_values);
   size_t i = static_cast<size_t>(rank - options_.first_rank);
   if (i >= ranks_.size() || ranks_[i] == nullptr || !ranks_[i]->exit_status().has_value()) {
     return error;

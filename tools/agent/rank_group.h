@@ -14,16 +14,16 @@
 #include <string>
 #include <vector>
 
-#include "absl/types/span.h"
 #include "absl/time/time.h"
+#include "absl/types/span.h"
 #include "tools/agent/line_prefixer.h"
 #include "tools/agent/memory_cgroup.h"
 #include "tools/agent/redactor.h"
 #include "tools/agent/step_progress.h"
-#include "tools/protocol/node_layout.h"
 #include "tools/process/subprocess.h"
-#include "tools/protocol/launcher_contract.h"
 #include "tools/protocol/job_state.h"
+#include "tools/protocol/launcher_contract.h"
+#include "tools/protocol/node_layout.h"
 #include "tools/protocol/rank_error.h"
 
 namespace fleetplan {

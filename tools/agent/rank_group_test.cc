@@ -50,8 +50,7 @@ RankError EndedRank(std::vector<std::string> program, const std::string& run_dir
   group.Start();
   if (while_running) while_running();
   absl::Time start = absl::Now();
-  while (group.Check() == RankGroup::Progress::kRunning &&
-         absl::Now() - start < absl::Minutes(2)) {
+  while (group.Check() == RankGroup::Progress::kRunning && absl::Now() - start < absl::Minutes(2)) {
     group.Pump({}, absl::Milliseconds(100));
   }
   return group.Explain(3);

@@ -143,7 +143,8 @@ void WorkerAgent::CheckPeers(absl::Time now) {
   if (coordinator_->closed()) {
     lost = "its connection closed";
   } else if (now - coordinator_->last_heard() > request_.supervision.heartbeat_timeout) {
-    lost = absl::StrCat("no heartbeat for ", absl::FormatDuration(request_.supervision.heartbeat_timeout));
+    lost = absl::StrCat("no heartbeat for ",
+                        absl::FormatDuration(request_.supervision.heartbeat_timeout));
   }
   if (lost.empty()) return;
   StopLocalRanks();
@@ -169,7 +170,8 @@ void WorkerAgent::CheckPeers(absl::Time now) {
 }
 
 void WorkerAgent::FailLost(const std::string& lost) {
-  std::string who = coordinator_node_.empty() ? request_.supervision.coordinator : coordinator_node_;
+  std::string who =
+      coordinator_node_.empty() ? request_.supervision.coordinator : coordinator_node_;
   Finish(JobPhase::kFailed,
          JobFailure{who, -1, 1,
                     absl::StrCat("lost the coordinator from node '", request_.node, "': ", lost)},

@@ -40,8 +40,7 @@ const ConnectionFactory& TransportConnections() {
 absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
                                              const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             Tolerate tolerate,
-                                             const AfterConnect& then) {
+                                             Tolerate tolerate, const AfterConnect& then) {
   std::vector<absl::StatusOr<std::unique_ptr<Connection>>> opened(spec.nodes.size());
   ParallelFor(spec.nodes.size(), parallelism, [&](size_t i) {
     opened[i] = factory.Connect(spec, spec.nodes[i], options);

@@ -63,8 +63,7 @@ using AfterConnect = std::function<std::unique_ptr<Connection>(const NodeSpec& n
 absl::StatusOr<NodeConnections> ConnectNodes(const ConnectionFactory& factory,
                                              const ClusterSpec& spec,
                                              const TransportOptions& options, int parallelism,
-                                             Tolerate tolerate,
-                                             const AfterConnect& then = nullptr);
+                                             Tolerate tolerate, const AfterConnect& then = nullptr);
 
 }  // namespace fleetplan
 

@@ -46,16 +46,16 @@ const Answers kAnswers({{"a", absl::OkStatus()},
                         {"d", absl::InvalidArgumentError("no transport 'sshh'")}});
 
 TEST(ConnectNodesTest, ReadingCommandsGoOnWithoutANodeOutOfReach) {
-  FP_ASSERT_OK_AND_ASSIGN(NodeConnections connections,
-                          ConnectNodes(kAnswers, Nodes({"a", "b", "c"}), {}, 3,
-                                       Tolerate::kUnreachable));
+  FP_ASSERT_OK_AND_ASSIGN(
+      NodeConnections connections,
+      ConnectNodes(kAnswers, Nodes({"a", "b", "c"}), {}, 3, Tolerate::kUnreachable));
   EXPECT_THAT(connections.open, ElementsAre(Key("a")));
   EXPECT_THAT(connections.unreachable, ElementsAre(std::make_pair("b", "connection timed out")));
   EXPECT_THAT(connections.not_there, ElementsAre(std::make_pair("c", "no container yet")));
   // A bad spec is no node out of reach.
   EXPECT_THAT(ConnectNodes(kAnswers, Nodes({"a", "d"}), {}, 2, Tolerate::kUnreachable),
-              StatusIs(absl::StatusCode::kInvalidArgument, "cannot connect to node 'd' (ssh): "
-                                                           "no transport 'sshh'"));
+              StatusIs(absl::StatusCode::kInvalidArgument,
+                       "cannot connect to node 'd' (ssh): no transport 'sshh'"));
 }
 
 TEST(ConnectNodesTest, OtherCommandsNameTheFirstNodeThatCannotBeReached) {

@@ -97,8 +97,8 @@ StepOutcome LaunchSteps::Run(const Step& step) {
     return StepOutcome::Failed(absl::StrCat("phase launch: ", keyed.message()));
   }
   if (!step.launch.has_value()) {
-    return StepOutcome::Failed(absl::StrCat("node '", step.node, "', phase launch: the step has "
-                                            "no launch request"));
+    return StepOutcome::Failed(
+        absl::StrCat("node '", step.node, "', phase launch: the step has no launch request"));
   }
   // The plan's request, this run's id in it, rendered at the edge.
   AgentLaunch launch = *step.launch;

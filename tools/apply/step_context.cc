@@ -33,9 +33,8 @@ StepOutcome UnknownNode(const Step& step) {
                                           "', which the spec does not list"));
 }
 
-StepOutcome RunStepCommand(const StepContext& context, const Step& step,
-                           const std::string& command, std::string* output,
-                           const absl::Notification* serving_done) {
+StepOutcome RunStepCommand(const StepContext& context, const Step& step, const std::string& command,
+                           std::string* output, const absl::Notification* serving_done) {
   // The output is kept for the failure message.
   OutputBuffer buffer(20);
   const absl::Notification* cancel =

@@ -46,9 +46,8 @@ StepOutcome UnknownNode(const Step& step);
 // this machine; its output goes to `output`. With `serving_done`, stdin is
 // held until it is notified, which also cancels the command. A failure
 // names the node, phase and step, the command and the last of its output.
-StepOutcome RunStepCommand(const StepContext& context, const Step& step,
-                           const std::string& command, std::string* output,
-                           const absl::Notification* serving_done = nullptr);
+StepOutcome RunStepCommand(const StepContext& context, const Step& step, const std::string& command,
+                           std::string* output, const absl::Notification* serving_done = nullptr);
 
 // Runs steps as apply does: each reported to the reporter as it starts and
 // ends, a change noted, a failure that stops its phase noted (and no new

@@ -154,8 +154,11 @@ int RunChecks(const PlanCommand& command, const Prepared& prepared, bool color) 
   } else if (result.exit_code == 0) {
     size_t not_there = executor.NodesNotThereYet().size();
     size_t checked = prepared.spec.nodes.size() - not_there;
-    if (checked > 0) std::printf("every check passed on %zu node%s", checked, checked == 1 ? "" : "s");
-    else std::printf("no node checked");
+    if (checked > 0) {
+      std::printf("every check passed on %zu node%s", checked, checked == 1 ? "" : "s");
+    } else {
+      std::printf("no node checked");
+    }
     if (not_there > 0) {
       std::printf("%s%zu not created yet (apply creates them)", checked > 0 ? "; " : ": ",
                   not_there);

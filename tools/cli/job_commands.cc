@@ -46,7 +46,7 @@ struct NodeStatus {
   // none, a JobPhase name, "lost", "unreadable", "unreachable", or
   // (running, no rank of this node) "spare" or "rejoining"
   std::string state = "none";
-  std::string error;           // why unreadable or unreachable
+  std::string error;  // why unreadable or unreachable
   std::optional<NodeJobState> job;
   int ranks_alive = 0;
   std::map<int, int> exit_statuses;

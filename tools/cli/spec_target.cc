@@ -30,10 +30,9 @@ absl::StatusOr<std::unique_ptr<OpenedTarget>> OpenTarget(const JobTarget& target
   opened->spec = *std::move(spec);
   TransportOptions transport = target.transport;
   transport.read_only = true;  // these commands create or start nothing
-  absl::StatusOr<NodeConnections> connections =
-      ConnectNodes(*target.connections, opened->spec, transport,
-                   static_cast<int>(opened->spec.nodes.size()),
-                   target.tolerate_unreachable ? Tolerate::kUnreachable : Tolerate::kNotThere);
+  absl::StatusOr<NodeConnections> connections = ConnectNodes(
+      *target.connections, opened->spec, transport, static_cast<int>(opened->spec.nodes.size()),
+      target.tolerate_unreachable ? Tolerate::kUnreachable : Tolerate::kNotThere);
   if (!connections.ok()) return connections.status();
   opened->connections = *std::move(connections);
   return opened;

@@ -15,8 +15,8 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
 #include "tools/process/exec_args.h"
 
 extern char** environ;

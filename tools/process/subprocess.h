@@ -87,7 +87,7 @@ class Subprocess {
   // How it ended, as the kernel told the wait (not guessed from the exit
   // status: `exit 137` is no SIGKILL). Valid once reaped.
   struct Ending {
-    int signal = 0;             // the signal that ended it; 0: it exited
+    int signal = 0;  // the signal that ended it; 0: it exited
     bool core_dumped = false;
     uint64_t peak_rss_bytes = 0;  // its largest resident set (wait4's ru_maxrss); 0: unknown
   };

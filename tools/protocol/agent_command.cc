@@ -91,7 +91,8 @@ void AgentLaunch::Bind(OptionList& options) {
                "Coordinator: every node of the job, this one included.");
   options.Number("supervisor-port", "P", &supervision.supervisor_port,
                  "Coordinator: the port the other nodes' agents connect to.");
-  options.Text("coordinator", "HOST:PORT", &supervision.coordinator, "Worker: the coordinator's address.");
+  options.Text("coordinator", "HOST:PORT", &supervision.coordinator,
+               "Worker: the coordinator's address.");
   options.Duration("heartbeat-timeout", &supervision.heartbeat_timeout,
                    "Silence from the coordinator (or a worker) after which the job stops.");
   options.Duration("hang-timeout", &hang_timeout,
@@ -116,8 +117,8 @@ void AgentLaunch::Bind(OptionList& options) {
   options.Text("progress", "REGEX", &progress,
                "A regular expression (RE2) whose first group is a rank's step in a line of its "
                "output, beside the trainer's metric lines; what `top` shows.");
-  options.Text("run-id", "ID",
-               &run_id, "The run's id, the same on every node (default: made by the "
+  options.Text("run-id", "ID", &run_id,
+               "The run's id, the same on every node (default: made by the "
                "coordinator).");
   options.Duration("grace-period", &grace_period,
                    "How long stopped ranks get between SIGTERM and SIGKILL.");
@@ -159,8 +160,8 @@ absl::Status CheckElastic(const AgentLaunch& launch) {
         "--min-nodes must be >= 0 and --max-node-losses >= -1 (-1: any)");
   }
   if (policy.rejoin != "restart" && policy.rejoin != "next-failure") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--rejoin=", policy.rejoin, ": expected restart or next-failure"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--rejoin=", policy.rejoin, ": expected restart or next-failure"));
   }
   for (const std::string& spare : policy.spares) {
     if (std::find(supervision.nodes.begin(), supervision.nodes.end(), spare) ==
@@ -172,9 +173,9 @@ absl::Status CheckElastic(const AgentLaunch& launch) {
   }
   int regular = static_cast<int>(supervision.nodes.size() - policy.spares.size());
   if (policy.min_nodes > regular) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--min-nodes=", policy.min_nodes, " is more than the ", regular,
-        " nodes that are no spares"));
+    return absl::InvalidArgumentError(absl::StrCat("--min-nodes=", policy.min_nodes,
+                                                   " is more than the ", regular,
+                                                   " nodes that are no spares"));
   }
   return absl::OkStatus();
 }

@@ -59,7 +59,7 @@ struct AgentLaunch {
   absl::Duration hang_timeout = absl::ZeroDuration();
   LauncherConfig launcher;  // whose contract the ranks see
   std::string progress;  // the spec's [job] progress: RE2 whose first group is a rank's step
-  std::string run_id;  // the same on every node; empty: made by the coordinator
+  std::string run_id;    // the same on every node; empty: made by the coordinator
   absl::Duration grace_period = absl::Seconds(10);
   bool watch_stdin = true;
   std::vector<std::string> program;

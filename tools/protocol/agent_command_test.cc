@@ -119,8 +119,7 @@ TEST(AgentCommandTest, RefusesALaunchItCannotRun) {
   refused({"--node=a", "--", "p"}, "--log-dir is required");
   refused({"--node=a", "--log-dir=/l"}, "no program: give it after `--`");
   refused({"--node=a", "--log-dir=/l", "--nproc=0", "--", "p"}, "--nproc must be at least 1");
-  refused({"--node=a", "--log-dir=/l", "--first-rank=-1", "--", "p"},
-          "--first-rank must be >= 0");
+  refused({"--node=a", "--log-dir=/l", "--first-rank=-1", "--", "p"}, "--first-rank must be >= 0");
   refused({"--node=a", "--log-dir=/l", "--restarts=-1", "--", "p"}, "--restarts must be >= 0");
   refused({"--node=a", "--log-dir=/l", "--heartbeat-timeout=0s", "--", "p"},
           "--heartbeat-timeout must be positive");

@@ -30,8 +30,8 @@ struct Supervision {
   std::string coordinator;         // a worker: the coordinator's HOST:PORT
   int supervisor_port = 0;         // the coordinator's
   absl::Duration heartbeat_timeout = absl::Seconds(30);
-  ElasticPolicy elastic;           // the coordinator's policy
-  bool rejoins = false;            // a worker of an elastic job: it rejoins a lost coordinator
+  ElasticPolicy elastic;  // the coordinator's policy
+  bool rejoins = false;   // a worker of an elastic job: it rejoins a lost coordinator
 };
 
 }  // namespace fleetplan
